@@ -1,0 +1,34 @@
+# The two commands: `make demo` runs every game's quick preset and prints one summary table;
+# `make test` runs the test suite. Both create .venv on first use (needs only python3.11 + make).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# jax 0.10.1: 0.10.2 miscompiles on CPU (jax issue 39103).
+JAX_PIN := jax[cpu]==0.10.1
+
+.PHONY: demo test bench clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q "$(JAX_PIN)" -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q "$(JAX_PIN)" -e ".[dev,bench]"
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(PY) -m train.demo
+
+test: $(VENV)/.installed-dev
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(PY) -m bench.ten_half
+	$(PY) -m bench.game2048_env
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache
