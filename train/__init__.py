@@ -1,0 +1,1 @@
+"""Learning pipelines, one entry module per game: ``python -m train.<game>``."""

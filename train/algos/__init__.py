@@ -1,0 +1,1 @@
+"""Reusable learners. Each exposes ``init`` and a pure, jittable ``update(carry, key)``."""

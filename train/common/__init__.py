@@ -1,0 +1,13 @@
+"""Shared pipeline pieces: config + CLI, run directory, chunked driver, checkpoints, mesh, plots."""
+
+from train.common.checkpoint import CheckpointError, Checkpointer
+from train.common.config import RunConfig, parse
+from train.common.driver import DriverResult, make_chunk, run
+from train.common.mesh import batch_mesh, check_divisible, init_distributed, replicate, shard_batch
+from train.common.rundir import RunDir, markdown_table
+
+__all__ = [
+    "CheckpointError", "Checkpointer", "DriverResult", "RunConfig", "RunDir", "batch_mesh",
+    "check_divisible", "init_distributed", "make_chunk", "markdown_table", "parse", "replicate",
+    "run", "shard_batch",
+]
