@@ -98,8 +98,9 @@ class Env(abc.ABC):
             jnp.where(is_illegal, playable, safe_action),
             key,
         )
-        penalised = self._illegal(state.replace(step_count=state.step_count + 1), mover)
-        stepped = _select(is_illegal, penalised, played)
+        stepped = played.replace(
+            rewards=jnp.where(is_illegal, self._illegal_rewards(mover), played.rewards),
+            terminated=played.terminated | is_illegal)
         if self.max_steps > 0:
             stepped = stepped.replace(
                 truncated=stepped.truncated | ((stepped.step_count >= self.max_steps) & ~stepped.terminated))
@@ -116,14 +117,13 @@ class Env(abc.ABC):
             player_id = state.current_player
         return jax.lax.stop_gradient(self._observe(state, jnp.asarray(player_id, jnp.int32)))
 
-    def _illegal(self, state: State, mover: Array) -> State:
+    def _illegal_rewards(self, mover: Array) -> Array:
+        """float32 [num_players]: the penalty for the mover, its opposite shared by the rest."""
         penalty = jnp.float32(self.illegal_action_penalty)
         if self.num_players == 1:
-            rewards = jnp.full((1,), penalty)
-        else:
-            rewards = jnp.full((self.num_players,), -penalty / (self.num_players - 1))
-            rewards = rewards.at[jnp.maximum(mover, 0)].set(penalty)
-        return state.replace(rewards=rewards, terminated=jnp.bool_(True))
+            return jnp.full((1,), penalty)
+        rewards = jnp.full((self.num_players,), -penalty / (self.num_players - 1))
+        return rewards.at[jnp.maximum(mover, 0)].set(penalty)
 
     # -- what each game implements ------------------------------------------------------------
 

@@ -37,13 +37,15 @@ class Config(RunConfig):
 
     episodes: int = 500_000
     """Episodes per method (the source: 500,000)."""
-    episodes_per_update: int = 1_000
-    """Episodes played in parallel with one policy; one scatter-add folds them in."""
+    episodes_per_update: int = 10_000
+    """Episodes played in parallel with one policy; one scatter-add folds them in (the source
+    updates after every episode; 50 policy refreshes per 500,000 episodes already reach the
+    optimum within 0.001, see docs/benchmarks.md)."""
     epsilon: float = 0.1
     """Exploration of the on-policy ε-greedy policy."""
     discount: float = 1.0
     """γ (the source: 1)."""
-    updates_per_chunk: int = 50
+    updates_per_chunk: int = 5
     """Updates per jitted chunk; metrics, evaluation and a checkpoint between chunks."""
 
     def validate(self) -> None:
@@ -69,7 +71,7 @@ class Config(RunConfig):
 
 PRESETS = {
     "quick": Config(),
-    "full": Config(episodes=5_000_000, updates_per_chunk=500),
+    "full": Config(episodes=5_000_000, updates_per_chunk=50),
 }
 
 # (player_sum_halves, num_cards, num_faces) -> one flat index, the solver's [22, 6, 6] layout

@@ -75,21 +75,27 @@ def init(cfg: MCConfig) -> MCCarry:
 def rollout(env: Env, state_index: Callable[[State], jax.Array], q: jax.Array, epsilon: float,
             key: jax.Array, max_steps: int) -> tuple[Episode, jax.Array]:
     """One episode with ε-greedy(q) (ε = 1: uniform random): (Episode [max_steps], ended [])."""
-    init_key, play_key = jax.random.split(key)
+    # One split serves the whole episode: random bits are most of the cost of a step on a CPU.
+    keys = jax.random.split(key, max_steps + 2)
+    init_key, policy_key, step_keys = keys[0], keys[1], keys[2:]
     state = env.init(init_key)
     num_actions = q.shape[-1]
+    explore_below = jnp.uint32(min(int(epsilon * 2**32), 2**32 - 1))
+    always_explore = epsilon >= 1.0
+    # All of the episode's policy randomness in one draw: (exploration coin, random action).
+    policy_bits = jax.random.bits(policy_key, (max_steps, 2), jnp.uint32)
 
-    def step(state, k):
-        k_explore, k_action, k_env = jax.random.split(k, 3)
+    def step(state, xs):
+        bits, step_key = xs
         s = state_index(state)
-        explore = jax.random.uniform(k_explore) < epsilon
-        random_action = jax.random.randint(k_action, (), 0, num_actions)
+        explore = jnp.bool_(True) if always_explore else bits[0] < explore_below
+        random_action = (bits[1] % jnp.uint32(num_actions)).astype(jnp.int32)
         action = jnp.where(explore, random_action, greedy(q[s])).astype(jnp.int32)
         alive = ~(state.terminated | state.truncated)
-        nxt = env.step(state, action, k_env)
+        nxt = env.step(state, action, step_key)
         return nxt, Episode(state=s, action=action, reward=nxt.rewards[0], alive=alive)
 
-    final, episode = jax.lax.scan(step, state, jax.random.split(play_key, max_steps))
+    final, episode = jax.lax.scan(step, state, (policy_bits, step_keys))
     # The second value lets the caller check that no game was cut at max_steps.
     return episode, final.terminated | final.truncated
 

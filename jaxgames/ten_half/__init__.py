@@ -1,0 +1,53 @@
+"""Ten-and-a-half (十点半): the game, its exact solver and a text renderer."""
+
+from jaxgames.ten_half import dp
+from jaxgames.ten_half.game import (
+    BUST,
+    FIVE_FACES,
+    FIVE_SMALL,
+    HAND_TYPE_NAMES,
+    HEAVENLY_KING,
+    HIT,
+    PLAIN,
+    RANK_NAMES,
+    STICK,
+    TEN_AND_A_HALF,
+    State,
+    TenHalf,
+    card_value_halves,
+    dealer_outcomes,
+    dealer_result,
+    draw_rank,
+    hand_type,
+    hit_result,
+    is_face,
+    is_special,
+    legal_mask,
+)
+from jaxgames.ten_half.render import render
+
+__all__ = [
+    "BUST",
+    "FIVE_FACES",
+    "FIVE_SMALL",
+    "HAND_TYPE_NAMES",
+    "HEAVENLY_KING",
+    "HIT",
+    "PLAIN",
+    "RANK_NAMES",
+    "STICK",
+    "TEN_AND_A_HALF",
+    "State",
+    "TenHalf",
+    "card_value_halves",
+    "dealer_outcomes",
+    "dealer_result",
+    "dp",
+    "draw_rank",
+    "hand_type",
+    "hit_result",
+    "is_face",
+    "is_special",
+    "legal_mask",
+    "render",
+]
