@@ -1,0 +1,75 @@
+import dataclasses
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from train.common import CheckpointError, Checkpointer, RunConfig, RunDir, parse
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyConfig(RunConfig):
+    steps: int = 10
+    rate: float = 0.5
+
+    def validate(self):
+        super().validate()
+        if self.steps < 1:
+            raise ValueError("steps must be >= 1")
+
+
+PRESETS = {"quick": ToyConfig(), "full": ToyConfig(steps=1000)}
+
+
+def test_presets_and_overrides():
+    name, cfg = parse(PRESETS, ["--preset", "full", "--rate", "0.25"])
+    assert name == "full" and cfg.steps == 1000 and cfg.rate == 0.25
+    assert cfg.run_name == "full-seed0"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--stepz", "3"], "stepz"),
+    (["--steps", "many"], "steps"),
+    (["--steps", "0"], "steps must be >= 1"),
+    (["--preset", "huge"], "unknown preset 'huge'"),
+])
+def test_bad_flags_fail_with_a_clear_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse(PRESETS, argv, prog="toy")
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+
+
+def test_run_dir_refuses_to_overwrite_and_checks_resume_config(tmp_path):
+    cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path))
+    RunDir(tmp_path, "toy", cfg, resume=False)
+    with pytest.raises(FileExistsError, match="--resume"):
+        RunDir(tmp_path, "toy", cfg, resume=False)
+    with pytest.raises(ValueError, match="rate"):
+        RunDir(tmp_path, "toy", dataclasses.replace(cfg, rate=0.1, resume=True), resume=True)
+    with pytest.raises(FileNotFoundError, match="no run"):
+        RunDir(tmp_path, "toy", dataclasses.replace(cfg, run_name="b"), resume=True)
+
+
+def test_checkpoint_round_trip_and_clear_errors(tmp_path):
+    like = {"w": jnp.zeros(3), "n": jnp.int32(0)}
+    empty = Checkpointer(tmp_path / "none")
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        empty.restore(like, jax.random.key(0))
+
+    ck = Checkpointer(tmp_path / "ck", keep=2)
+    for step in (1, 2, 3):
+        ck.save(step, {"w": jnp.arange(3.0) * step, "n": jnp.int32(step)}, jax.random.key(7), "{}")
+    assert sorted(int(p.name) for p in (tmp_path / "ck").iterdir() if p.name.isdigit()) == [2, 3]
+    step, carry, key, meta = ck.restore(like, jax.random.key(0))
+    assert step == 3 and int(carry["n"]) == 3 and meta["format_version"] == 1
+    assert (jax.random.key_data(key) == jax.random.key_data(jax.random.key(7))).all()
+
+    # corrupt every data file of the latest step: the error names the path and the fix
+    for f in pathlib.Path(tmp_path / "ck" / "3").rglob("*"):
+        if f.is_file():
+            f.write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="unreadable"):
+        Checkpointer(tmp_path / "ck").restore(like, jax.random.key(0))

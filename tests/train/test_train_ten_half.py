@@ -1,0 +1,92 @@
+"""The ten-and-a-half pipeline end to end: CLI, run directory, resume, scale-out, notebook."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from train import ten_half
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TINY = ["--episodes", "40000", "--episodes-per-update", "2000", "--updates-per-chunk", "5",
+        "--no-progress"]
+
+
+def read_rows(run):
+    return [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_cli_run_writes_everything(tmp_path):
+    summary = ten_half.main(TINY + ["--runs-dir", str(tmp_path), "--run-name", "t"])
+    run = tmp_path / "ten_half" / "t"
+    saved = json.loads((run / "summary.json").read_text())
+    for k in ("optimal_value", "on_policy_value", "off_policy_value", "on_policy_agreement",
+              "off_policy_agreement", "episodes", "seconds"):
+        assert k in saved
+    assert saved["episodes"] == 40000
+    assert saved["optimal_value"] == pytest.approx(summary["optimal_value"])
+    assert saved["on_policy_value"] <= saved["optimal_value"] + 1e-12
+    for png in ("policy.png", "learning_curve.png", "max_q.png"):
+        assert (run / "plots" / png).stat().st_size > 10_000
+    assert "agreement with optimum" in (run / "report.md").read_text()
+    rows = read_rows(run)
+    assert [r["episodes"] for r in rows] == list(range(2000, 40001, 2000))
+    assert json.loads((run / "config.json").read_text())["episodes"] == 40000
+
+
+def test_resume_gives_exactly_the_unbroken_result(tmp_path):
+    base = TINY + ["--runs-dir", str(tmp_path)]
+    _, unbroken_cfg = ten_half.parse(ten_half.PRESETS, base + ["--run-name", "whole"])
+    unbroken = ten_half.train(unbroken_cfg)
+    _, cfg = ten_half.parse(ten_half.PRESETS, base + ["--run-name", "killed"])
+    assert ten_half.train(cfg, stop_after_chunks=2) == {}  # "killed" after 2 of 4 chunks
+    resumed = ten_half.main(base + ["--run-name", "killed", "--resume"])
+    for k in unbroken:
+        if k != "seconds":
+            assert resumed[k] == unbroken[k], k
+    whole = read_rows(tmp_path / "ten_half" / "whole")
+    killed = read_rows(tmp_path / "ten_half" / "killed")
+    assert whole == killed
+
+
+def test_cli_rejects_bad_input(tmp_path, capsys):
+    for argv, message in [(["--episodez", "5"], "episodez"),
+                          (["--episodes", "1500", "--episodes-per-update", "1000"], "multiple"),
+                          (["--epsilon", "1.5"], "epsilon")]:
+        with pytest.raises(SystemExit) as e:
+            ten_half.main(argv + ["--runs-dir", str(tmp_path)])
+        assert e.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "ten_half").exists()  # nothing written before the error
+    with pytest.raises(FileNotFoundError, match="no run"):
+        ten_half.main(TINY + ["--runs-dir", str(tmp_path), "--resume"])
+
+
+_SHARDED = """
+import json, jax, numpy as np
+from train import ten_half
+from train.algos import mc_control as mc
+from train.common import make_chunk
+config = ten_half.Config(episodes=16000, episodes_per_update=4000)
+init, update = ten_half.make_update(config)
+carry, _ = make_chunk(update, config.num_updates)(init(), jax.random.key(5), 0)
+print(json.dumps({"devices": jax.device_count(), **{m: np.asarray(mc.q_values(carry[m])).tolist() for m in ten_half.METHODS}}))
+"""
+
+
+def test_four_devices_match_one():
+    def run(n):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}",
+                   PYTHONPATH=str(REPO))
+        out = subprocess.run([sys.executable, "-c", _SHARDED], env=env, capture_output=True,
+                             text=True, check=True, cwd=REPO)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    one, four = run(1), run(4)
+    assert one["devices"] == 1 and four["devices"] == 4
+    for m in ten_half.METHODS:
+        np.testing.assert_allclose(four[m], one[m], rtol=1e-6, atol=1e-6)
