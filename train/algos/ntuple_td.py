@@ -1,0 +1,183 @@
+"""Afterstate TD learning of an n-tuple network for 2048, many games in lock-step.
+
+As the source explains (and Szubert & Jaśkowski 2014): the agent plays greedily on
+``reward + V(afterstate)``; the target of an afterstate is the next move's reward plus the next
+afterstate's value (0 after the last move); the error, times the learning rate, is split evenly
+over the features the afterstate reads. TD(λ) uses the λ-return by the source's backward
+recursion ``target(A) = b + (1-λ) V(B) + λ target(B)``, truncated to the last ``trace_length``
+afterstates (delayed TD(λ), Jaśkowski 2018): each afterstate is updated ``trace_length`` moves
+after it was played, or when its game ends.
+
+Options behind the current records: optimistic initialisation (every board starts valued at
+``optimistic_init``) and temporal coherence (TC: each weight's step is scaled by
+``|Σ errors| / Σ |errors|`` of the updates it received; Beal & Smith 1999, Jaśkowski 2018).
+
+One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
+with one scatter-add; finished games restart at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from jaxgames.game2048 import board as B
+from jaxgames.game2048.ntuple import NTupleNetwork
+
+
+@dataclasses.dataclass(frozen=True)
+class TDConfig:
+    network: NTupleNetwork = NTupleNetwork()
+    variant: str = "2048"
+    num_games: int = 1024          # games advanced in parallel
+    learning_rate: float = 0.1     # α of the source, split over the features
+    lam: float = 0.0               # λ; 0 = TD(0)
+    trace_length: int = 5          # h: afterstates kept for the truncated λ-return (λ > 0)
+    optimistic_init: float = 0.0   # initial value of every board
+    tc: bool = False               # temporal-coherence adaptive learning rates
+
+
+@chex.dataclass(frozen=True)
+class TDCarry:
+    weights: chex.Array     # float32 [P * table]  the n-tuple tables, flat
+    tc_error: chex.Array    # float32 [P * table] or [0]  TC: Σ error per weight
+    tc_abs: chex.Array      # float32 [P * table] or [0]  TC: Σ |error| per weight
+    board: chex.Array       # int8 [G, 16]  each game's position before its next move
+    trace: chex.Array       # int32 [G, H, F]  feature indices of the last H afterstates (newest last)
+    trace_reward: chex.Array  # float32 [G, H]  reward of the move that followed each of them
+    trace_len: chex.Array   # int32 [G]  how many of the H slots hold an afterstate of this game
+    score: chex.Array       # int32 [G]
+    moves: chex.Array       # int32 [G]  moves in the current game
+    total_moves: chex.Array  # int32 []  (wraps past 2**31: use the metrics for counts)
+
+
+def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
+    net = cfg.network
+    g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
+    weights = net.init_weights(cfg.optimistic_init)
+    tc_size = weights.shape[0] if cfg.tc else 0
+    return TDCarry(
+        weights=weights,
+        tc_error=jnp.zeros(tc_size, jnp.float32),
+        tc_abs=jnp.zeros(tc_size, jnp.float32),
+        board=jax.vmap(lambda k: B.initial_board(k, cfg.variant))(jax.random.split(key, g)),
+        trace=jnp.zeros((g, h, f), jnp.int32),
+        trace_reward=jnp.zeros((g, h), jnp.float32),
+        trace_len=jnp.zeros(g, jnp.int32),
+        score=jnp.zeros(g, jnp.int32),
+        moves=jnp.zeros(g, jnp.int32),
+        total_moves=jnp.int32(0),
+    )
+
+
+def _trace_slots(cfg: TDConfig) -> int:
+    return cfg.trace_length if cfg.lam > 0 else 1
+
+
+def greedy_move(net: NTupleNetwork, weights, board, variant):
+    """1-ply choice on reward + V(afterstate): (action, afterstate, reward, indices, value, alive)."""
+    after, reward, legal = B.slide_all(board, variant)              # [4,16], [4], [4]
+    idx = net.indices(after)                                         # [4, F]
+    v = weights[idx].sum(-1)                                         # [4]
+    q = jnp.where(legal, reward.astype(jnp.float32) + v, -jnp.inf)
+    a = jnp.argmax(q)
+    return a, after[a], reward[a], idx[a], v[a], legal.any()
+
+
+def make_update(cfg: TDConfig):
+    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
+    net = cfg.network
+    h = _trace_slots(cfg)
+    alpha = cfg.learning_rate / net.num_features
+    lam = cfg.lam
+
+    def targets(weights, trace, trace_reward, trace_len, next_value, ended):
+        """Truncated λ-returns of the trace slots: float32 [H] (newest slot last).
+
+        ``next_value``: V of the afterstate just played (0 when the game just ended).
+        """
+        values = weights[trace].sum(-1)                              # [H]
+        slots = jnp.arange(h)
+        valid = slots >= h - trace_len
+
+        def back(carry, x):
+            tgt_next, v_next = carry
+            r, v, ok = x
+            tgt = r + (1 - lam) * v_next + lam * tgt_next
+            return (jnp.where(ok, tgt, tgt_next), jnp.where(ok, v, v_next)), tgt
+
+        # the newest slot's target is r + V(next afterstate): with tgt_next = v_next it is
+        # r + (1-λ) V + λ V, so the recursion can start from (V_next, V_next)
+        _, tgt = jax.lax.scan(back, (next_value, next_value), (trace_reward, values, valid), reverse=True)
+        return tgt, values, valid
+
+    def play(carry: TDCarry, key):
+        keys = jax.random.split(key, 2)
+        spawn_keys = jax.random.split(keys[0], cfg.num_games)
+        reset_keys = jax.random.split(keys[1], cfg.num_games)
+
+        def one(board, trace, trace_reward, trace_len, k_spawn, k_reset):
+            a, after, reward, idx, v_after, alive = greedy_move(net, carry.weights, board, cfg.variant)
+            # The move's reward belongs to the previous afterstate's target.
+            next_value = jnp.where(alive, v_after, 0.0)
+            trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
+            tgt, values, valid = targets(carry.weights, trace, trace_reward, trace_len, next_value, ~alive)
+            if h == 1:
+                update_slot = valid                                    # TD(0): the previous afterstate
+            else:
+                # the oldest slot when the trace is full; every slot when the game ended
+                update_slot = valid & ((jnp.arange(h) == 0) & (trace_len == h) | ~alive)
+            delta = jnp.where(update_slot, tgt - values, 0.0)           # [H]
+            # shift the trace and push the new afterstate (its reward arrives next move)
+            new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
+            new_reward = jnp.concatenate([trace_reward[1:], jnp.zeros(1, jnp.float32)])
+            new_len = jnp.where(alive, jnp.minimum(trace_len + 1, h), 0)
+            new_board = jnp.where(alive, B.spawn(after, k_spawn, cfg.variant),
+                                  B.initial_board(k_reset, cfg.variant))
+            return (new_board, new_trace, new_reward, new_len, reward, alive,
+                    trace, delta)
+
+        out = jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
+                            spawn_keys, reset_keys)
+        return out
+
+    def update(carry: TDCarry, key: jax.Array):
+        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = play(carry, key)
+        flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
+        err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
+        weights, tc_error, tc_abs = carry.weights, carry.tc_error, carry.tc_abs
+        if cfg.tc:
+            e, a = tc_error[flat_idx], tc_abs[flat_idx]
+            rate = jnp.where(a > 0, jnp.abs(e) / jnp.maximum(a, 1e-30), 1.0)
+            weights = weights.at[flat_idx].add(alpha * rate * err)
+            tc_error = tc_error.at[flat_idx].add(err)
+            tc_abs = tc_abs.at[flat_idx].add(jnp.abs(err))
+        else:
+            weights = weights.at[flat_idx].add(alpha * err)
+        score = carry.score + jnp.where(alive, reward, 0)
+        moves = carry.moves + alive.astype(jnp.int32)
+        ended = ~alive
+        metrics = {
+            "moves": alive.sum(),
+            "games_ended": ended.sum(),
+            "ended_score_sum": jnp.where(ended, carry.score, 0).astype(jnp.float32).sum(),
+            "ended_score_max": jnp.where(ended, carry.score, 0).max(),
+            "ended_max_tile_hist": _max_tile_hist(carry.board, ended),
+        }
+        carry = carry.replace(
+            weights=weights, tc_error=tc_error, tc_abs=tc_abs, board=board, trace=trace,
+            trace_reward=trace_reward, trace_len=trace_len,
+            score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves),
+            total_moves=carry.total_moves + alive.sum().astype(jnp.int32))
+        return carry, metrics
+
+    return update
+
+
+def _max_tile_hist(boards, ended):
+    """int32 [18]: how many ended games had each largest-tile exponent."""
+    top = boards.astype(jnp.int32).max(-1)
+    return jnp.zeros(18, jnp.int32).at[top].add(ended.astype(jnp.int32))
