@@ -129,7 +129,7 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)
     key = jax.random.key(config.seed)
 
-    def on_chunk(step, carry, metrics):
+    def on_chunk(step, carry, metrics, seconds):
         if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
             raise RuntimeError("an episode ran past max_episode_steps")
         first = step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1

@@ -66,8 +66,9 @@ class GameStats:
         return out
 
 
-def make_play(player: Player, *, num_games: int, variant: str = "2048", max_moves: int = 200_000):
-    """Jitted ``key -> (score, max_tile, moves)`` each int32 [num_games]."""
+def play_games(player: Player, key: jax.Array, *, num_games: int, variant: str = "2048",
+               max_moves: int = 200_000):
+    """Play ``num_games`` games to the end (traceable): (score, max_tile, moves) int32 [N] each."""
 
     def one(key):
         init_key, play_key = jax.random.split(key)
@@ -91,7 +92,13 @@ def make_play(player: Player, *, num_games: int, variant: str = "2048", max_move
             cond, body, (board, play_key, jnp.int32(0), jnp.int32(0), jnp.bool_(False)))
         return score, B.max_tile(board, variant), moves
 
-    return jax.jit(lambda key: jax.vmap(one)(jax.random.split(key, num_games)))
+    return jax.vmap(one)(jax.random.split(key, num_games))
+
+
+def make_play(player: Player, *, num_games: int, variant: str = "2048", max_moves: int = 200_000):
+    """Jitted ``key -> (score, max_tile, moves)`` each int32 [num_games]."""
+    return jax.jit(lambda key: play_games(player, key, num_games=num_games, variant=variant,
+                                          max_moves=max_moves))
 
 
 def play(player: Player, key: jax.Array, *, num_games: int, variant: str = "2048") -> GameStats:

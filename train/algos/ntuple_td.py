@@ -43,8 +43,8 @@ class TDConfig:
 @chex.dataclass(frozen=True)
 class TDCarry:
     weights: chex.Array     # float32 [P * table]  the n-tuple tables, flat
-    tc_error: chex.Array    # float32 [P * table] or [0]  TC: Σ error per weight
-    tc_abs: chex.Array      # float32 [P * table] or [0]  TC: Σ |error| per weight
+    tc_error: chex.Array    # float32 [P * table] or [1] (unused)  TC: Σ error per weight
+    tc_abs: chex.Array      # float32 [P * table] or [1] (unused)  TC: Σ |error| per weight
     board: chex.Array       # int8 [G, 16]  each game's position before its next move
     trace: chex.Array       # int32 [G, H, F]  feature indices of the last H afterstates (newest last)
     trace_reward: chex.Array  # float32 [G, H]  reward of the move that followed each of them
@@ -58,7 +58,7 @@ def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
     net = cfg.network
     g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
     weights = net.init_weights(cfg.optimistic_init)
-    tc_size = weights.shape[0] if cfg.tc else 0
+    tc_size = weights.shape[0] if cfg.tc else 1  # orbax cannot save empty arrays
     return TDCarry(
         weights=weights,
         tc_error=jnp.zeros(tc_size, jnp.float32),

@@ -8,6 +8,7 @@ resumed from any checkpoint replays exactly the updates an unbroken run would ha
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any, Callable, Mapping
 
 import jax
@@ -18,8 +19,9 @@ from tqdm.auto import tqdm
 from train.common.checkpoint import Checkpointer
 
 Update = Callable[[Any, jax.Array], tuple[Any, Any]]
-# on_chunk(step, carry, stacked_metrics) -> flat dict of scalars (logged and shown)
-OnChunk = Callable[[int, Any, Any], Mapping[str, float]]
+# on_chunk(step, carry, stacked_metrics, seconds) -> flat dict of scalars (shown in the bar);
+# ``seconds`` is the chunk's compute time, compile excluded after the first chunk of a size
+OnChunk = Callable[[int, Any, Any, float], Mapping[str, float]]
 
 
 @dataclasses.dataclass
@@ -56,10 +58,12 @@ def run(
     show: Callable[[Mapping[str, float]], str] | None = None,
     units_per_update: int = 1,
     stop_after_chunks: int | None = None,
+    checkpoint_every: int = 1,
 ) -> DriverResult:
     """Run ``num_updates`` updates in chunks of ``chunk_size`` (the last may be shorter).
 
     ``stop_after_chunks`` ends early as a killed run would (used to test ``--resume``).
+    A checkpoint is written every ``checkpoint_every`` chunks and after the last one.
     """
     step = 0
     if resume:
@@ -75,11 +79,14 @@ def run(
             size = min(chunk_size, num_updates - step)
             if size not in chunks:
                 chunks[size] = make_chunk(update, size)
+            started = time.perf_counter()
             carry, metrics = chunks[size](carry, key, jnp.int32(step))
+            jax.block_until_ready((carry, metrics))
+            seconds = time.perf_counter() - started
             step += size
             n_chunks += 1
-            shown = on_chunk(step, carry, metrics)
-            if checkpointer is not None:
+            shown = on_chunk(step, carry, metrics, seconds)
+            if checkpointer is not None and (n_chunks % checkpoint_every == 0 or step >= num_updates):
                 checkpointer.save(step, carry, key, config_json)
             bar.update(size * units_per_update)
             if shown:

@@ -1,0 +1,293 @@
+"""2048: n-tuple network TD learning on afterstates, evaluated with expectimax.
+
+    python -m train.game2048                          # quick preset (<= 10 min on a 2-core CPU)
+    python -m train.game2048 --preset full            # optimistic init + TC, <= 1 hour
+    python -m train.game2048 --lam 0.5 --tc --run-name tdl-tc
+
+Writes runs/game2048/<run-name>/: config.json, metrics.jsonl, checkpoints/, tables.npz (the
+network, loadable with --init-tables), plots/*.png, report.md and summary.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import sys
+import time
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.game2048 import board as B
+from jaxgames.game2048 import players
+from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
+from train.algos import ntuple_td as td
+from train.common import Checkpointer, RunConfig, RunDir, parse, run
+from train.common.plots import line_plot, plt
+from train.common.rundir import markdown_table
+
+GAME = "game2048"
+TABLES_FORMAT = 1
+
+
+def _patterns_str(patterns) -> str:
+    return " ".join(",".join(str(c) for c in p) for p in patterns)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(RunConfig):
+    """2048 n-tuple TD learning (afterstates, 8 symmetries) with expectimax evaluation."""
+
+    variant: str = "2048"
+    """Game variant: 2048 or 2584 (Fibonacci)."""
+    patterns: str = _patterns_str(DEFAULT_PATTERNS)
+    """Tuple patterns: cells 0..15 row-major, comma-separated, patterns space-separated."""
+    base: int = 16
+    """Exponent range of a table index (16: tiles up to 32768 are told apart)."""
+    num_games: int = 128
+    """Games played in parallel; each update moves every one of them once."""
+    learning_rate: float = 0.1
+    """α, split evenly over the features an afterstate reads (the source: 0.1)."""
+    lam: float = 0.0
+    """λ of TD(λ); 0 is TD(0)."""
+    trace_length: int = 5
+    """Afterstates in the truncated λ-return (used when lam > 0)."""
+    optimistic_init: float = 0.0
+    """Initial value of every board (optimistic initialisation when > 0)."""
+    tc: bool = False
+    """Temporal-coherence adaptive learning rates."""
+    train_moves: int = 400_000_000
+    """Training budget in moves (all games together)."""
+    updates_per_chunk: int = 50_000
+    """Updates per jitted chunk; evaluation and progress between chunks."""
+    checkpoint_every: int = 4
+    """Chunks between checkpoints (the tables are large)."""
+    eval_games: int = 128
+    """Games of 1-ply evaluation after every chunk."""
+    final_games: int = 1000
+    """Games of the final 1-ply evaluation."""
+    final_depths: tuple[int, ...] = (1, 2)
+    """Search depths evaluated at the end (1 = greedy, 2 = max-chance-max expectimax)."""
+    final_games_deep: int = 100
+    """Games of the final evaluation at each depth > 1."""
+    init_tables: str = ""
+    """Start from exported tables (a tables.npz of an earlier run)."""
+
+    def network(self) -> NTupleNetwork:
+        return NTupleNetwork(patterns=parse_patterns(self.patterns), base=self.base)
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.train_moves // self.num_games)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.variant not in B.VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(B.VARIANTS)}, got {self.variant!r}")
+        self.network()  # raises ValueError on bad patterns / base
+        for name in ("num_games", "train_moves", "updates_per_chunk", "checkpoint_every",
+                     "eval_games", "final_games", "final_games_deep", "trace_length"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if not 0 <= self.lam <= 1:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+        if self.learning_rate <= 0:
+            raise ValueError("learning_rate must be > 0")
+        if not self.final_depths or any(d < 1 or d > 3 for d in self.final_depths):
+            raise ValueError(f"final_depths must be in 1..3, got {self.final_depths}")
+        if self.init_tables and not pathlib.Path(self.init_tables).is_file():
+            raise ValueError(f"init_tables: no file {self.init_tables}")
+
+
+def parse_patterns(text: str) -> tuple[tuple[int, ...], ...]:
+    try:
+        return tuple(tuple(int(c) for c in p.split(",")) for p in text.split())
+    except ValueError:
+        raise ValueError(f"patterns must look like '0,1,2,3 4,5,6,7', got {text!r}") from None
+
+
+PRESETS = {
+    # TD(0) as in the source and the reference C++ (alpha 0.1, 4x6-tuples, 8 symmetries)
+    "quick": Config(),
+    # the methods behind the records: optimistic initialisation + temporal coherence
+    "full": Config(train_moves=3_000_000_000, optimistic_init=160_000.0, tc=True,
+                   learning_rate=1.0, updates_per_chunk=100_000, checkpoint_every=4,
+                   final_games=2000, final_games_deep=200),
+}
+
+
+def td_config(config: Config) -> td.TDConfig:
+    return td.TDConfig(network=config.network(), variant=config.variant, num_games=config.num_games,
+                       learning_rate=config.learning_rate, lam=config.lam,
+                       trace_length=config.trace_length, optimistic_init=config.optimistic_init,
+                       tc=config.tc)
+
+
+# -- tables export / import (npz, no pickle) ---------------------------------------------------
+
+
+def export_tables(path, net: NTupleNetwork, weights, variant: str) -> None:
+    np.savez_compressed(path, tables=np.asarray(net.tables(weights)), patterns=np.asarray(net.patterns),
+                        base=net.base, variant=variant, format_version=TABLES_FORMAT)
+
+
+def load_tables(path, net: NTupleNetwork, variant: str) -> jax.Array:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            tables, patterns = f["tables"], f["patterns"]
+            base, saved_variant, version = int(f["base"]), str(f["variant"]), int(f["format_version"])
+    except Exception as e:
+        raise ValueError(f"{path} is not a readable tables file ({type(e).__name__}: {e})") from e
+    if version != TABLES_FORMAT:
+        raise ValueError(f"{path}: format version {version}, this code reads {TABLES_FORMAT}")
+    if tuple(map(tuple, patterns.tolist())) != net.patterns or base != net.base or saved_variant != variant:
+        raise ValueError(f"{path} holds patterns {patterns.tolist()} base {base} variant {saved_variant}; "
+                         f"this run uses {list(net.patterns)} base {net.base} variant {variant}")
+    return jnp.asarray(tables.reshape(-1), jnp.float32)
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+
+class Evaluator:
+    """Jitted evaluation games, built once per (depth, games)."""
+
+    def __init__(self, net: NTupleNetwork, variant: str):
+        self.net, self.variant = net, variant
+        self._fns = {}
+
+    def __call__(self, weights, key, *, depth: int, num_games: int) -> players.GameStats:
+        if (depth, num_games) not in self._fns:
+            self._fns[(depth, num_games)] = jax.jit(self._game_fn(depth, num_games))
+        score, tile, moves = self._fns[(depth, num_games)](weights, key)
+        return players.GameStats(np.asarray(score, np.int64), np.asarray(tile, np.int64),
+                                 np.asarray(moves, np.int64))
+
+    def _game_fn(self, depth, num_games):
+        net, variant = self.net, self.variant
+
+        def fn(weights, key):
+            player = players.value_player(lambda b: net.value(weights, b), depth, variant)
+            return players.play_games(player, key, num_games=num_games, variant=variant)
+        return fn
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
+    start = time.time()
+    rundir = RunDir(config.runs_dir, GAME, config, resume=config.resume)
+    if config.resume:
+        rundir.truncate_metrics(Checkpointer(rundir.checkpoints).latest_step() or 0)
+    tdc = td_config(config)
+    net = tdc.network
+    key = jax.random.key(config.seed)
+    init_key, train_key, eval_key = jax.random.split(key, 3)
+    carry = td.init(tdc, init_key)
+    if config.init_tables:
+        carry = carry.replace(weights=load_tables(config.init_tables, net, config.variant))
+    update = td.make_update(tdc)
+    evaluate = Evaluator(net, config.variant)
+    checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)
+    totals = {"games": 0, "moves": 0, "seconds": 0.0}
+    if config.resume and rundir.metrics():
+        last = rundir.metrics()[-1]
+        totals = {"games": last["train_games"], "moves": last["train_moves"], "seconds": last["train_seconds"]}
+    def on_chunk(step, carry, m, seconds):
+        ended = int(np.asarray(m["games_ended"]).sum())
+        moves = int(np.asarray(m["moves"], np.int64).sum())
+        totals["games"] += ended
+        totals["moves"] += moves
+        totals["seconds"] += seconds
+        hist = np.asarray(m["ended_max_tile_hist"]).sum(0)
+        ev = evaluate(carry.weights, jax.random.fold_in(eval_key, step), depth=1,
+                      num_games=config.eval_games)
+        row = {"train_games": totals["games"], "train_moves": totals["moves"],
+               "train_seconds": totals["seconds"],
+               "moves_per_second": moves / max(seconds, 1e-9),
+               "train_avg_score": float(np.asarray(m["ended_score_sum"]).sum()) / max(ended, 1),
+               "train_rate_2048": float(hist[11:].sum()) / max(ended, 1),
+               **ev.summary("eval_")}
+        rundir.log(step, row)
+        return {"moves/s": row["moves_per_second"], "avg": row["train_avg_score"],
+                "eval": row["eval_avg_score"]}
+
+    result = run(update, carry, train_key, num_updates=config.num_updates,
+                 chunk_size=min(config.updates_per_chunk, config.num_updates), on_chunk=on_chunk,
+                 checkpointer=checkpointer, config_json=config.to_json(), resume=config.resume,
+                 progress=config.progress, desc="2048 moves", units_per_update=config.num_games,
+                 stop_after_chunks=stop_after_chunks, checkpoint_every=config.checkpoint_every,
+                 show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
+                                f"eval 1-ply {s['eval']:,.0f}")
+    checkpointer.close()
+    if result.step < config.num_updates:
+        return {}
+    weights = result.carry.weights
+    export_tables(rundir.path / "tables.npz", net, weights, config.variant)
+    summary = {}
+    per_depth = {}
+    for depth in config.final_depths:
+        games = config.final_games if depth == 1 else config.final_games_deep
+        stats = evaluate(weights, jax.random.fold_in(eval_key, 2**31 - depth), depth=depth, num_games=games)
+        per_depth[depth] = stats.summary()
+        summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
+    headline = per_depth[min(config.final_depths)]
+    for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
+        summary[k] = headline[k]
+    rows = rundir.metrics()
+    summary.update(train_games=totals["games"], train_moves=totals["moves"],
+                   moves_per_second=totals["moves"] / max(totals["seconds"], 1e-9),
+                   train_seconds=totals["seconds"], seconds=time.time() - start)
+    write_plots(rundir, rows, per_depth)
+    rundir.write_summary(summary)
+    rundir.write_report(report(config, summary, per_depth))
+    return summary
+
+
+def write_plots(rundir, rows, per_depth) -> None:
+    games = [r["train_games"] for r in rows]
+    line_plot(rundir.plots / "learning_curve.png",
+              {"training games (finished)": (games, [r["train_avg_score"] for r in rows]),
+               "1-ply evaluation": (games, [r["eval_avg_score"] for r in rows])},
+              title="2048 n-tuple TD learning", xlabel="training games", ylabel="average score")
+    tiles = (2048, 4096, 8192, 16384, 32768)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.8 / max(len(per_depth), 1)
+    for i, (depth, s) in enumerate(sorted(per_depth.items())):
+        ax.bar(np.arange(len(tiles)) + i * width, [s[f"rate_{t}"] for t in tiles], width,
+               label=f"depth {depth} ({s['games']} games)")
+    ax.set_xticks(np.arange(len(tiles)) + width * (len(per_depth) - 1) / 2, [str(t) for t in tiles])
+    ax.set(title="Share of games reaching each tile", xlabel="tile", ylabel="rate", ylim=(0, 1))
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(rundir.plots / "tile_rates.png", dpi=110)
+    plt.close(fig)
+
+
+def report(config: Config, summary: dict, per_depth: dict) -> str:
+    rows = [[f"{d}-ply" if d == 1 else f"{d}-ply expectimax", s["games"], round(s["avg_score"]), s["max_score"],
+             f"{s['rate_2048']:.1%}", f"{s['rate_8192']:.1%}", f"{s['rate_16384']:.1%}"]
+            for d, s in sorted(per_depth.items())]
+    return (f"# 2048: n-tuple TD learning\n\n"
+            f"{config.train_moves:,} training moves ({summary['train_games']:,} games) at "
+            f"{summary['moves_per_second']:,.0f} moves/s; α = {config.learning_rate}, λ = {config.lam}, "
+            f"TC = {config.tc}, optimistic init = {config.optimistic_init}, patterns {config.patterns}, "
+            f"{config.num_games} games in parallel; {summary['seconds']:.0f} s in all.\n\n"
+            + markdown_table(["player", "games", "avg score", "max score", "2048", "8192", "16384"], rows)
+            + "\n![learning curve](plots/learning_curve.png)\n\n![tile rates](plots/tile_rates.png)\n")
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    _, config = parse(PRESETS, argv, prog="python -m train.game2048")
+    summary = train(config)
+    print(json.dumps({k: summary[k] for k in ("avg_score", "max_score", "rate_2048", "rate_8192",
+                                              "train_games", "moves_per_second", "seconds")}))
+    return summary
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
