@@ -9,7 +9,7 @@ import pathlib
 HERE = pathlib.Path(__file__).parent
 
 INSTALL = '''# Install jaxgames (skipped when it is already importable, e.g. in a local checkout).
-import importlib.util, os, subprocess, sys
+import importlib.util, json, os, subprocess, sys
 REPO_URL = os.environ.get("JAXGAMES_REPO", "https://github.com/jaxgames/jaxgames")
 if importlib.util.find_spec("jaxgames") is None:
     if not os.path.isdir("jaxgames"):
@@ -64,7 +64,54 @@ for name in ("policy", "learning_curve", "max_q"):
     display(Image(filename=str(run / "plots" / f"{name}.png")))'''),
 ]
 
-NOTEBOOKS = {"ten_half.ipynb": TEN_HALF}
+GAME2048 = [
+    md("# 2048: n-tuple network TD learning + expectimax, all in JAX\n\n"
+       "Afterstate TD learning of the standard four 6-tuples read on 8 board symmetries, as the "
+       "source describes; then greedy (1-ply) and expectimax (2-ply) play on the learned network. "
+       "Rules: `docs/rules/game2048.md`."),
+    code(INSTALL),
+    code(RUNS_DIR),
+    md("## Train\n`TRAIN_MOVES` defaults to the quick preset's budget (about 10 minutes on a "
+       "2-core CPU, far less on a GPU runtime)."),
+    code('''import time
+from train import game2048
+TRAIN_MOVES = int(os.environ.get("JAXGAMES_NOTEBOOK_MOVES", game2048.Config().train_moves))
+EXTRA = os.environ.get("JAXGAMES_NOTEBOOK_ARGS", "").split()
+RUN_NAME = f"colab-{int(time.time())}"
+summary = game2048.main(["--train-moves", str(TRAIN_MOVES), "--runs-dir", str(RUNS_DIR),
+                         "--run-name", RUN_NAME, "--no-progress"] + EXTRA)'''),
+    md("## Learning curve and tile rates per search depth"),
+    code('''from IPython.display import Image, display, SVG, Markdown
+run = RUNS_DIR / "game2048" / RUN_NAME
+for name in ("learning_curve", "tile_rates"):
+    display(Image(filename=str(run / "plots" / f"{name}.png")))
+display(Markdown((run / "report.md").read_text().split("![")[0]))'''),
+    md("## Watch the learned player (1-ply) play a game"),
+    code('''import jax, jax.numpy as jnp
+from jaxgames.game2048 import board as B, render
+cfg = game2048.Config(**{k: v for k, v in json.loads((run / "config.json").read_text()).items()
+                         if k in game2048.Config.__dataclass_fields__})
+net = cfg.network()
+weights = game2048.load_tables(run / "tables.npz", net, cfg.variant)
+
+@jax.jit
+def move(board, key):
+    after, reward, legal = B.slide_all(board, cfg.variant)
+    q = jnp.where(legal, reward + net.value(weights, after), -jnp.inf)
+    a = jnp.argmax(q)
+    return B.spawn(after[a], key, cfg.variant), legal.any()
+
+board, key, alive, n = B.initial_board(jax.random.key(0), cfg.variant), jax.random.key(1), True, 0
+while alive and n < 20_000:
+    key, k = jax.random.split(key)
+    nxt, alive = move(board, k)
+    board = nxt if alive else board
+    n += 1
+print(f"{n - 1} moves")
+display(SVG(render.render_svg(board)))'''),
+]
+
+NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048}
 
 
 def write(name, cells):

@@ -9,7 +9,12 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-TINY = {"ten_half.ipynb": {"JAXGAMES_NOTEBOOK_EPISODES": "20000"}}
+TINY = {
+    "ten_half.ipynb": {"JAXGAMES_NOTEBOOK_EPISODES": "20000"},
+    "game2048.ipynb": {"JAXGAMES_NOTEBOOK_MOVES": "16000", "JAXGAMES_NOTEBOOK_ARGS":
+                       "--patterns 0,1,2,3,4,5 --num-games 16 --updates-per-chunk 500 "
+                       "--eval-games 8 --final-games 8 --final-games-deep 2"},
+}
 
 
 def run_notebook(name, tmp_path, env):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from train import ten_half
+from train import game2048, ten_half
 
 
 def ten_half_rows(runs_dir: str, stamp: str) -> list[list[str]]:
@@ -22,7 +22,22 @@ def ten_half_rows(runs_dir: str, stamp: str) -> list[list[str]]:
     ]
 
 
-GAMES = [ten_half_rows]
+def game2048_rows(runs_dir: str, stamp: str) -> list[list[str]]:
+    s = game2048.main(["--preset", "quick", "--runs-dir", runs_dir, "--run-name", f"demo-{stamp}"])
+    rows = [["2048", "n-tuple TD(0), 1-ply greedy",
+             f"avg score {s['depth1_avg_score']:,.0f} (2048 rate {s['depth1_rate_2048']:.0%})",
+             f"reference C++ 1-ply ~100,000 after 300k games; {s['train_games']:,} games here",
+             f"{s['seconds']:.0f} s"]]
+    if "depth2_avg_score" in s:
+        rows.append(["2048", "same network, 2-ply expectimax",
+                     f"avg score {s['depth2_avg_score']:,.0f} (2048 rate {s['depth2_rate_2048']:.0%})",
+                     f"{s['depth2_avg_score'] / s['depth1_avg_score']:.2f}x the 1-ply average", ""])
+    rows.append(["2048", "training throughput", f"{s['moves_per_second']:,.0f} moves/s",
+                 "reference C++ ~1.5M moves/s on one core (bench/game2048_train.py)", ""])
+    return rows
+
+
+GAMES = [ten_half_rows, game2048_rows]
 
 
 def main(argv=None) -> None:

@@ -59,11 +59,11 @@ class Config(RunConfig):
     """Initial value of every board (optimistic initialisation when > 0)."""
     tc: bool = False
     """Temporal-coherence adaptive learning rates."""
-    train_moves: int = 400_000_000
+    train_moves: int = 340_000_000
     """Training budget in moves (all games together)."""
-    updates_per_chunk: int = 50_000
+    updates_per_chunk: int = 100_000
     """Updates per jitted chunk; evaluation and progress between chunks."""
-    checkpoint_every: int = 4
+    checkpoint_every: int = 5
     """Chunks between checkpoints (the tables are large)."""
     eval_games: int = 128
     """Games of 1-ply evaluation after every chunk."""
@@ -71,7 +71,7 @@ class Config(RunConfig):
     """Games of the final 1-ply evaluation."""
     final_depths: tuple[int, ...] = (1, 2)
     """Search depths evaluated at the end (1 = greedy, 2 = max-chance-max expectimax)."""
-    final_games_deep: int = 100
+    final_games_deep: int = 50
     """Games of the final evaluation at each depth > 1."""
     init_tables: str = ""
     """Start from exported tables (a tables.npz of an earlier run)."""

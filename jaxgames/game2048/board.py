@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames.rng import random_words
+
 Array = jax.Array
 
 VARIANTS = ("2048", "2584")
@@ -240,51 +242,7 @@ def legal_moves(board: Array, variant: str = "2048") -> Array:
     return (entries >= (1 << _CHANGED_SHIFT)).any(-1)
 
 
-# -- randomness ---------------------------------------------------------------------------------
-#
-# jax.random.bits lowers Threefry-2x32 to a *rolled* while loop on CPU, whose per-iteration
-# launch overhead costs more than the whole rest of a 2048 step at batch 1024. The same hash,
-# unrolled below, fuses into one elementwise loop and gives the very words jax.random.bits
-# gives (under JAX's default partitionable Threefry; tested), so the stream is JAX's own.
-# Keys of other PRNG implementations fall back to jax.random.bits.
-
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-
-
-def _rotl(x: Array, r: int) -> Array:
-    return (x << jnp.uint32(r)) | (x >> jnp.uint32(32 - r))
-
-
-def threefry2x32(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
-    """Threefry-2x32 (20 rounds, Random123), unrolled; bit-identical to JAX's (tested)."""
-    ks = (k0, k1, k0 ^ k1 ^ jnp.uint32(0x1BD11BDA))
-    x0, x1 = x0 + ks[0], x1 + ks[1]
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = x0 + x1
-            x1 = _rotl(x1, r) ^ x0
-        x0 = x0 + ks[(i + 1) % 3]
-        x1 = x1 + ks[(i + 2) % 3] + jnp.uint32(i + 1)
-    return x0, x1
-
-
-def random_words(key: Array, n: int) -> Array:
-    """``jax.random.bits(key, (n,), jnp.uint32)``, without the rolled loop: uint32 [n]."""
-    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-    if data.shape != (2,) or data.dtype != jnp.uint32 or not jax.config.jax_threefry_partitionable:
-        return jax.random.bits(key, (n,), jnp.uint32)
-    # word i = hash(key, counter (hi=0, lo=i)), its two halves xor-ed: JAX's partitionable
-    # layout.
-    lo = jnp.arange(n, dtype=jnp.uint32)
-    y0, y1 = threefry2x32(data[0], data[1], jnp.zeros_like(lo), lo)
-    # Round trip through a running sum (exact in wrapping uint32 arithmetic). Left as plain
-    # `y0 ^ y1`, XLA's CPU fusion copies the ~100-op hash into every consumer and recomputes
-    # it there (once per board cell, per line code ...), which made a step 4x slower; XLA
-    # never fuses a cumulative sum with what feeds it, so the words are computed once.
-    # (lax.optimization_barrier does not survive XLA's CPU pipeline.)
-    acc = jnp.cumsum(y0 ^ y1, dtype=jnp.uint32)
-    return acc - jnp.concatenate([jnp.zeros(1, jnp.uint32), acc[:-1]])
-
+# -- randomness: jaxgames.rng.random_words (JAX's Threefry words, unrolled for the CPU) ----------
 
 # P(big tile) = _BIG_THRESHOLD / 2**32 = 0.1 + 9e-11
 _BIG_THRESHOLD = 429496730

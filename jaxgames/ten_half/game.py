@@ -27,6 +27,7 @@ import numpy as np
 from flax import struct
 
 from jaxgames import core
+from jaxgames.rng import random_words
 
 Array = jax.Array
 
@@ -167,10 +168,11 @@ def draw_rank(key: core.PRNGKey, shape: tuple[int, ...] = ()) -> Array:
     Each 32-bit word of randomness yields three ranks (its base-13 digits). The bias this
     leaves (< 13**3 / 2**32 ≈ 5e-7 per rank) is far below anything measurable, and it costs a
     sixth of ``randint``'s two words per rank: the learners draw millions of cards per second
-    and the hash behind the words is most of a step's cost on a CPU.
+    and the hash behind the words is most of a step's cost on a CPU (hence also
+    :func:`jaxgames.rng.random_words`, JAX's own words without its rolled loop).
     """
     n = int(np.prod(shape, dtype=np.int64))
-    words = jax.random.bits(key, (-(-n // 3),), jnp.uint32)
+    words = random_words(key, -(-n // 3))
     digits = jnp.stack([words % 13, (words // 13) % 13, (words // 169) % 13], axis=-1)
     return digits.reshape(-1)[:n].reshape(shape).astype(jnp.int32)
 

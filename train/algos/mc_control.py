@@ -25,6 +25,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxgames import rng
 from jaxgames.core import Env, State
 from train.common.mesh import shard_batch
 
@@ -76,14 +77,14 @@ def rollout(env: Env, state_index: Callable[[State], jax.Array], q: jax.Array, e
             key: jax.Array, max_steps: int) -> tuple[Episode, jax.Array]:
     """One episode with ε-greedy(q) (ε = 1: uniform random): (Episode [max_steps], ended [])."""
     # One split serves the whole episode: random bits are most of the cost of a step on a CPU.
-    keys = jax.random.split(key, max_steps + 2)
+    keys = rng.split(key, max_steps + 2)
     init_key, policy_key, step_keys = keys[0], keys[1], keys[2:]
     state = env.init(init_key)
     num_actions = q.shape[-1]
     explore_below = jnp.uint32(min(int(epsilon * 2**32), 2**32 - 1))
     always_explore = epsilon >= 1.0
     # All of the episode's policy randomness in one draw: (exploration coin, random action).
-    policy_bits = jax.random.bits(policy_key, (max_steps, 2), jnp.uint32)
+    policy_bits = rng.random_words(policy_key, 2 * max_steps).reshape(max_steps, 2)
 
     def step(state, xs):
         bits, step_key = xs
@@ -124,7 +125,7 @@ def make_on_policy_update(cfg: MCConfig, env: Env, state_index: Callable[[State]
 
     def update(carry: MCCarry, key: jax.Array):
         q = q_values(carry)
-        keys = shard_batch(jax.random.split(key, cfg.episodes_per_update))
+        keys = shard_batch(rng.split(key, cfg.episodes_per_update))
         episodes, ended = jax.vmap(
             lambda k: rollout(env, state_index, q, cfg.epsilon, k, cfg.max_episode_steps))(keys)
         g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
@@ -165,7 +166,7 @@ def make_off_policy_update(cfg: MCConfig, env: Env, state_index: Callable[[State
 
     def update(carry: MCCarry, key: jax.Array):
         q = q_values(carry)
-        keys = shard_batch(jax.random.split(key, cfg.episodes_per_update))
+        keys = shard_batch(rng.split(key, cfg.episodes_per_update))
         episodes, ended = jax.vmap(
             lambda k: rollout(env, state_index, q, 1.0, k, cfg.max_episode_steps))(keys)
         g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
