@@ -81,16 +81,17 @@ def rollout(env: Env, state_index: Callable[[State], jax.Array], q: jax.Array, e
     init_key, policy_key, step_keys = keys[0], keys[1], keys[2:]
     state = env.init(init_key)
     num_actions = q.shape[-1]
-    explore_below = jnp.uint32(min(int(epsilon * 2**32), 2**32 - 1))
+    # One word per step serves the exploration coin (w // A) and the random action (w % A):
+    # for a uniform 32-bit w the two are independent up to a bias below A / 2**32.
+    explore_below = jnp.uint32(min(int(epsilon * (2**32 // num_actions)), 2**32 - 1))
     always_explore = epsilon >= 1.0
-    # All of the episode's policy randomness in one draw: (exploration coin, random action).
-    policy_bits = rng.random_words(policy_key, 2 * max_steps).reshape(max_steps, 2)
+    policy_bits = rng.random_words(policy_key, max_steps)
 
     def step(state, xs):
         bits, step_key = xs
         s = state_index(state)
-        explore = jnp.bool_(True) if always_explore else bits[0] < explore_below
-        random_action = (bits[1] % jnp.uint32(num_actions)).astype(jnp.int32)
+        explore = jnp.bool_(True) if always_explore else bits // jnp.uint32(num_actions) < explore_below
+        random_action = (bits % jnp.uint32(num_actions)).astype(jnp.int32)
         action = jnp.where(explore, random_action, greedy(q[s])).astype(jnp.int32)
         alive = ~(state.terminated | state.truncated)
         nxt = env.step(state, action, step_key)
