@@ -112,9 +112,12 @@ def parse_patterns(text: str) -> tuple[tuple[int, ...], ...]:
 PRESETS = {
     # TD(0) as in the source and the reference C++ (alpha 0.1, 4x6-tuples, 8 symmetries)
     "quick": Config(),
-    # the methods behind the records: optimistic initialisation + temporal coherence
-    "full": Config(train_moves=3_000_000_000, optimistic_init=160_000.0, tc=True,
-                   learning_rate=1.0, updates_per_chunk=100_000, checkpoint_every=4,
+    # optimistic initialisation (Guei et al. 2021): every board starts valued at 160,000, so
+    # unexplored features look good and get tried; TD(0), alpha 0.1 as in quick. (TC is an
+    # option, --tc: in our batched form it halves throughput and did not learn faster in the
+    # first 100 M moves, see docs/benchmarks.md.)
+    "full": Config(train_moves=2_700_000_000, optimistic_init=160_000.0,
+                   updates_per_chunk=400_000, checkpoint_every=4,
                    final_games=2000, final_games_deep=200),
 }
 
@@ -189,7 +192,7 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     init_key, train_key, eval_key = jax.random.split(key, 3)
     carry = td.init(tdc, init_key)
     if config.init_tables:
-        carry = carry.replace(weights=load_tables(config.init_tables, net, config.variant))
+        carry = carry.replace(table=td.make_table(load_tables(config.init_tables, net, config.variant), config.tc))
     update = td.make_update(tdc)
     evaluate = Evaluator(net, config.variant)
     checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)

@@ -17,14 +17,17 @@ from jaxgames.game2048.board import (
     tile_values,
 )
 from jaxgames.game2048.game import NUM_PLANES, Game2048, State, observation
+from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from jaxgames.game2048.render import render_svg, render_text
 
 __all__ = [
     "ACTION_NAMES",
+    "DEFAULT_PATTERNS",
     "NUM_CHANCE_OUTCOMES",
     "NUM_PLANES",
     "VARIANTS",
     "Game2048",
+    "NTupleNetwork",
     "Rules",
     "State",
     "apply_chance",

@@ -3,7 +3,7 @@
 Each pattern (a tuple of cells) is read on all 8 symmetries of the board (4 rotations x 2
 mirrors); the tile exponents it covers index one float32 table per pattern, and the 8 x P
 looked-up weights add up to the value. Symmetric boards therefore get equal values by
-construction (tested), and every cell is seen by some symmetry of every pattern.
+construction (tested), and with the default patterns every cell is read by some feature.
 
 Exponents at or above ``base`` share the last index (``base - 1``): with the usual base 16 a
 65536 tile reads like 32768, as in the reference C++ implementation.

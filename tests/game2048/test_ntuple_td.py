@@ -159,15 +159,15 @@ def hand_carry(name, weights, board, trace_boards, trace_reward=None, trace_len=
     if trace_reward is not None:
         rew[0, h - len(trace_reward):] = trace_reward
     n = len(trace_boards) if trace_len is None else trace_len
-    kw = {}
-    if tc_error is not None:
-        kw = dict(tc_error=jnp.asarray(tc_error, jnp.float32), tc_abs=jnp.asarray(tc_abs, jnp.float32))
+    table = td.make_table(jnp.asarray(weights, jnp.float32), cfg.tc,
+                          None if tc_error is None else jnp.asarray(tc_error, jnp.float32),
+                          None if tc_abs is None else jnp.asarray(tc_abs, jnp.float32))
     return base.replace(
-        weights=jnp.asarray(weights, jnp.float32),
+        table=table,
         board=jnp.asarray(np.asarray(board, np.int8).reshape(1, 16)),
         trace=jnp.asarray(trace), trace_reward=jnp.asarray(rew),
         trace_len=jnp.full(1, n, jnp.int32), score=jnp.full(1, score, jnp.int32),
-        moves=jnp.full(1, moves, jnp.int32), **kw)
+        moves=jnp.full(1, moves, jnp.int32))
 
 
 def check_spawned_once(new_board, after):

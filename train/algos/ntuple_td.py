@@ -42,9 +42,11 @@ class TDConfig:
 
 @chex.dataclass(frozen=True)
 class TDCarry:
-    weights: chex.Array     # float32 [P * table]  the n-tuple tables, flat
-    tc_error: chex.Array    # float32 [P * table] or [1] (unused)  TC: Σ error per weight
-    tc_abs: chex.Array      # float32 [P * table] or [1] (unused)  TC: Σ |error| per weight
+    # float32 [P * table, C]: column 0 the n-tuple weights (flat), and with TC columns 1, 2 the
+    # Σ error and Σ |error| of each weight. One array, read by one gather and written by one
+    # scatter: split into three, XLA on CPU copies the tables at every step instead of
+    # updating them in place (300x slower, measured).
+    table: chex.Array
     board: chex.Array       # int8 [G, 16]  each game's position before its next move
     trace: chex.Array       # int32 [G, H, F]  feature indices of the last H afterstates (newest last)
     trace_reward: chex.Array  # float32 [G, H]  reward of the move that followed each of them
@@ -53,16 +55,25 @@ class TDCarry:
     moves: chex.Array       # int32 [G]  moves in the current game
     total_moves: chex.Array  # int32 []  (wraps past 2**31: use the metrics for counts)
 
+    @property
+    def weights(self) -> chex.Array:
+        """float32 [P * table]: the n-tuple weights (a copy; not for the hot loop)."""
+        return self.table[:, 0]
+
+    @property
+    def tc_error(self) -> chex.Array:
+        return self.table[:, 1]
+
+    @property
+    def tc_abs(self) -> chex.Array:
+        return self.table[:, 2]
+
 
 def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
     net = cfg.network
     g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
-    weights = net.init_weights(cfg.optimistic_init)
-    tc_size = weights.shape[0] if cfg.tc else 1  # orbax cannot save empty arrays
     return TDCarry(
-        weights=weights,
-        tc_error=jnp.zeros(tc_size, jnp.float32),
-        tc_abs=jnp.zeros(tc_size, jnp.float32),
+        table=make_table(net.init_weights(cfg.optimistic_init), cfg.tc),
         board=jax.vmap(lambda k: B.initial_board(k, cfg.variant))(jax.random.split(key, g)),
         trace=jnp.zeros((g, h, f), jnp.int32),
         trace_reward=jnp.zeros((g, h), jnp.float32),
@@ -73,15 +84,24 @@ def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
     )
 
 
+def make_table(weights, tc: bool, tc_error=None, tc_abs=None) -> jax.Array:
+    """The carry's table from flat weights (and TC sums, zero by default)."""
+    if not tc:
+        return weights[:, None]
+    zeros = jnp.zeros_like(weights)
+    return jnp.stack([weights, zeros if tc_error is None else tc_error,
+                      zeros if tc_abs is None else tc_abs], axis=1)
+
+
 def _trace_slots(cfg: TDConfig) -> int:
     return cfg.trace_length if cfg.lam > 0 else 1
 
 
-def greedy_move(net: NTupleNetwork, weights, board, variant):
+def greedy_move(net: NTupleNetwork, table, board, variant):
     """1-ply choice on reward + V(afterstate): (action, afterstate, reward, indices, value, alive)."""
     after, reward, legal = B.slide_all(board, variant)              # [4,16], [4], [4]
     idx = net.indices(after)                                         # [4, F]
-    v = weights[idx].sum(-1)                                         # [4]
+    v = table[idx, 0].sum(-1)                                        # [4]
     q = jnp.where(legal, reward.astype(jnp.float32) + v, -jnp.inf)
     a = jnp.argmax(q)
     return a, after[a], reward[a], idx[a], v[a], legal.any()
@@ -94,12 +114,12 @@ def make_update(cfg: TDConfig):
     alpha = cfg.learning_rate / net.num_features
     lam = cfg.lam
 
-    def targets(weights, trace, trace_reward, trace_len, next_value, ended):
+    def targets(table, trace, trace_reward, trace_len, next_value, ended):
         """Truncated λ-returns of the trace slots: float32 [H] (newest slot last).
 
         ``next_value``: V of the afterstate just played (0 when the game just ended).
         """
-        values = weights[trace].sum(-1)                              # [H]
+        values = table[trace, 0].sum(-1)                             # [H]
         slots = jnp.arange(h)
         valid = slots >= h - trace_len
 
@@ -120,11 +140,11 @@ def make_update(cfg: TDConfig):
         reset_keys = jax.random.split(keys[1], cfg.num_games)
 
         def one(board, trace, trace_reward, trace_len, k_spawn, k_reset):
-            a, after, reward, idx, v_after, alive = greedy_move(net, carry.weights, board, cfg.variant)
+            a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, cfg.variant)
             # The move's reward belongs to the previous afterstate's target.
             next_value = jnp.where(alive, v_after, 0.0)
             trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
-            tgt, values, valid = targets(carry.weights, trace, trace_reward, trace_len, next_value, ~alive)
+            tgt, values, valid = targets(carry.table, trace, trace_reward, trace_len, next_value, ~alive)
             if h == 1:
                 update_slot = valid                                    # TD(0): the previous afterstate
             else:
@@ -148,15 +168,13 @@ def make_update(cfg: TDConfig):
         (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = play(carry, key)
         flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
         err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
-        weights, tc_error, tc_abs = carry.weights, carry.tc_error, carry.tc_abs
+        table = carry.table
         if cfg.tc:
-            e, a = tc_error[flat_idx], tc_abs[flat_idx]
-            rate = jnp.where(a > 0, jnp.abs(e) / jnp.maximum(a, 1e-30), 1.0)
-            weights = weights.at[flat_idx].add(alpha * rate * err)
-            tc_error = tc_error.at[flat_idx].add(err)
-            tc_abs = tc_abs.at[flat_idx].add(jnp.abs(err))
+            rows = table[flat_idx]                                       # [N, 3]
+            rate = jnp.where(rows[:, 2] > 0, jnp.abs(rows[:, 1]) / jnp.maximum(rows[:, 2], 1e-30), 1.0)
+            table = table.at[flat_idx].add(jnp.stack([alpha * rate * err, err, jnp.abs(err)], -1))
         else:
-            weights = weights.at[flat_idx].add(alpha * err)
+            table = table.at[flat_idx, 0].add(alpha * err)
         score = carry.score + jnp.where(alive, reward, 0)
         moves = carry.moves + alive.astype(jnp.int32)
         ended = ~alive
@@ -168,7 +186,7 @@ def make_update(cfg: TDConfig):
             "ended_max_tile_hist": _max_tile_hist(carry.board, ended),
         }
         carry = carry.replace(
-            weights=weights, tc_error=tc_error, tc_abs=tc_abs, board=board, trace=trace,
+            table=table, board=board, trace=trace,
             trace_reward=trace_reward, trace_len=trace_len,
             score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves),
             total_moves=carry.total_moves + alive.sum().astype(jnp.int32))
