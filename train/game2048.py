@@ -196,6 +196,7 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     update = td.make_update(tdc)
     evaluate = Evaluator(net, config.variant)
     checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)
+    best_checkpointer = Checkpointer(rundir.path / "best", keep=1)
     totals = {"games": 0, "moves": 0, "seconds": 0.0}
     if config.resume and rundir.metrics():
         last = rundir.metrics()[-1]
@@ -224,9 +225,11 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
                  checkpointer=checkpointer, config_json=config.to_json(), resume=config.resume,
                  progress=config.progress, desc="2048 moves", units_per_update=config.num_games,
                  stop_after_chunks=stop_after_chunks, checkpoint_every=config.checkpoint_every,
+                 best_checkpointer=best_checkpointer, best_metric="eval",
                  show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
                                 f"eval 1-ply {s['eval']:,.0f}")
     checkpointer.close()
+    best_checkpointer.close()
     if result.step < config.num_updates:
         return {}
     weights = result.carry.weights
@@ -238,6 +241,11 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
         stats = evaluate(weights, jax.random.fold_in(eval_key, 2**31 - depth), depth=depth, num_games=games)
         per_depth[depth] = stats.summary()
         summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
+    baseline_key = jax.random.fold_in(eval_key, 2**31 - 100)
+    for name, player in (("random", players.random_player(config.variant)),
+                         ("greedy_reward", players.greedy_reward_player(config.variant))):
+        stats = players.play(player, baseline_key, num_games=config.final_games, variant=config.variant)
+        summary[f"{name}_avg_score"] = float(stats.score.mean())
     headline = per_depth[min(config.final_depths)]
     for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
         summary[k] = headline[k]
@@ -275,6 +283,8 @@ def report(config: Config, summary: dict, per_depth: dict) -> str:
     rows = [[f"{d}-ply" if d == 1 else f"{d}-ply expectimax", s["games"], round(s["avg_score"]), s["max_score"],
              f"{s['rate_2048']:.1%}", f"{s['rate_8192']:.1%}", f"{s['rate_16384']:.1%}"]
             for d, s in sorted(per_depth.items())]
+    rows += [[f"{name} (baseline)", config.final_games, round(summary[f"{name.replace('-', '_')}_avg_score"]),
+              "", "", "", ""] for name in ("random", "greedy-reward")]
     return (f"# 2048: n-tuple TD learning\n\n"
             f"{config.train_moves:,} training moves ({summary['train_games']:,} games) at "
             f"{summary['moves_per_second']:,.0f} moves/s; α = {config.learning_rate}, λ = {config.lam}, "

@@ -91,3 +91,16 @@ def test_expectimax_depth_2_beats_depth_1_with_a_trained_tiny_network(tmp_path):
     one = evaluate(carry.weights, jax.random.key(2), depth=1, num_games=64)
     two = evaluate(carry.weights, jax.random.key(2), depth=2, num_games=64)
     assert two.score.mean() > 1.2 * one.score.mean()
+
+
+def test_best_checkpoint_is_kept_apart(tmp_path):
+    game2048.main(TINY + ["--runs-dir", str(tmp_path), "--run-name", "b", "--keep-checkpoints", "1"])
+    run = tmp_path / "game2048" / "b"
+    from train.common import Checkpointer
+    best = Checkpointer(run / "best")
+    rows = [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines()]
+    top = max(rows, key=lambda r: r["eval_avg_score"])
+    # the best step is the first with the highest evaluation, kept even when it is not the last
+    assert best.latest_step() == top["step"]
+    assert best.best_value() == top["eval_avg_score"]
+    assert Checkpointer(run / "checkpoints").latest_step() == rows[-1]["step"]

@@ -29,14 +29,23 @@ class Checkpointer:
             options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True),
         )
 
-    def save(self, step: int, carry: Any, key: jax.Array, config_json: str) -> None:
-        meta = {"format_version": FORMAT_VERSION, "step": int(step), "config": json.loads(config_json)}
+    def save(self, step: int, carry: Any, key: jax.Array, config_json: str,
+             extra: dict | None = None) -> None:
+        meta = {"format_version": FORMAT_VERSION, "step": int(step), "config": json.loads(config_json),
+                **(extra or {})}
         tree = {"carry": carry, "key": np.asarray(jax.random.key_data(key))}
         self._manager.save(
             int(step),
             args=ocp.args.Composite(state=ocp.args.StandardSave(tree), meta=ocp.args.JsonSave(meta)),
         )
         self._manager.wait_until_finished()
+
+    def best_value(self) -> float:
+        """The ``extra`` metric saved with the latest checkpoint (for a best-only manager)."""
+        step = self._manager.latest_step()
+        meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        return max((float(v) for k, v in meta.items() if k not in ("format_version", "step", "config")),
+                   default=-float("inf"))
 
     def latest_step(self) -> int | None:
         return self._manager.latest_step()

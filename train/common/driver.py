@@ -59,11 +59,15 @@ def run(
     units_per_update: int = 1,
     stop_after_chunks: int | None = None,
     checkpoint_every: int = 1,
+    best_checkpointer: Checkpointer | None = None,
+    best_metric: str | None = None,
 ) -> DriverResult:
     """Run ``num_updates`` updates in chunks of ``chunk_size`` (the last may be shorter).
 
     ``stop_after_chunks`` ends early as a killed run would (used to test ``--resume``).
-    A checkpoint is written every ``checkpoint_every`` chunks and after the last one.
+    A checkpoint is written every ``checkpoint_every`` chunks and after the last one. With
+    ``best_metric`` (a key of what ``on_chunk`` returns, higher is better) the carry with the
+    best value seen at a checkpoint is also kept by ``best_checkpointer``.
     """
     step = 0
     if resume:
@@ -74,6 +78,9 @@ def run(
     bar = tqdm(total=num_updates * units_per_update, initial=step * units_per_update,
                desc=desc, disable=not progress, dynamic_ncols=True, unit_scale=True)
     n_chunks = 0
+    best = -float("inf")
+    if best_checkpointer is not None and best_checkpointer.latest_step() is not None:
+        best = best_checkpointer.best_value()
     try:
         while step < num_updates:
             size = min(chunk_size, num_updates - step)
@@ -88,6 +95,9 @@ def run(
             shown = on_chunk(step, carry, metrics, seconds)
             if checkpointer is not None and (n_chunks % checkpoint_every == 0 or step >= num_updates):
                 checkpointer.save(step, carry, key, config_json)
+                if best_checkpointer is not None and shown and shown[best_metric] > best:
+                    best = float(shown[best_metric])
+                    best_checkpointer.save(step, carry, key, config_json, extra={best_metric: best})
             bar.update(size * units_per_update)
             if shown:
                 bar.set_postfix_str(show(shown) if show else _fmt(shown), refresh=False)
