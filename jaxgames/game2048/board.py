@@ -248,7 +248,8 @@ def legal_moves(board: Array, variant: str = "2048") -> Array:
 _BIG_THRESHOLD = 429496730
 
 
-def _spawn_words(board: Array, w_cell: Array, w_tile: Array) -> Array:
+def spawn_from_words(board: Array, w_cell: Array, w_tile: Array) -> Array:
+    """:func:`spawn` with its two random words given (uint32 [] each)."""
     empty = board == 0
     rank = jnp.cumsum(empty, dtype=jnp.int32)  # rank[i] = number of empty cells in 0..i
     n = rank[15].astype(jnp.uint32)
@@ -267,7 +268,7 @@ def spawn(board: Array, key: Array, variant: str = "2048") -> Array:
     """
     _check_variant(variant)
     w = random_words(key, 2)
-    return _spawn_words(board, w[0], w[1])
+    return spawn_from_words(board, w[0], w[1])
 
 
 def chance_outcomes(board: Array) -> tuple[Array, Array]:
@@ -304,7 +305,11 @@ def initial_board(key: Array, variant: str = "2048") -> Array:
     (the second among the 15 left) with no running count; one draw of four words.
     """
     _check_variant(variant)
-    w = random_words(key, 4)
+    return initial_board_from_words(random_words(key, 4))
+
+
+def initial_board_from_words(w: Array) -> Array:
+    """:func:`initial_board` with its four random words given (uint32 [4])."""
     first = ((w[0] >> 4) * jnp.uint32(16)) >> 28
     second = ((w[2] >> 4) * jnp.uint32(15)) >> 28
     second = second + (second >= first)

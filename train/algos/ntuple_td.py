@@ -24,6 +24,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxgames import rng
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import NTupleNetwork
 
@@ -135,11 +136,12 @@ def make_update(cfg: TDConfig):
         return tgt, values, valid
 
     def play(carry: TDCarry, key):
-        keys = jax.random.split(key, 2)
-        spawn_keys = jax.random.split(keys[0], cfg.num_games)
-        reset_keys = jax.random.split(keys[1], cfg.num_games)
+        game_keys = rng.split(key, cfg.num_games)
 
-        def one(board, trace, trace_reward, trace_len, k_spawn, k_reset):
+        def one(board, trace, trace_reward, trace_len, game_key):
+            # Four words serve both outcomes of the move: words 0-1 place the spawn after a
+            # move, all four the next game's start board when this one just ended (never both).
+            words = rng.random_words(game_key, 4)
             a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, cfg.variant)
             # The move's reward belongs to the previous afterstate's target.
             next_value = jnp.where(alive, v_after, 0.0)
@@ -155,13 +157,12 @@ def make_update(cfg: TDConfig):
             new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
             new_reward = jnp.concatenate([trace_reward[1:], jnp.zeros(1, jnp.float32)])
             new_len = jnp.where(alive, jnp.minimum(trace_len + 1, h), 0)
-            new_board = jnp.where(alive, B.spawn(after, k_spawn, cfg.variant),
-                                  B.initial_board(k_reset, cfg.variant))
+            new_board = jnp.where(alive, B.spawn_from_words(after, words[0], words[1]),
+                                  B.initial_board_from_words(words))
             return (new_board, new_trace, new_reward, new_len, reward, alive,
                     trace, delta)
 
-        out = jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
-                            spawn_keys, reset_keys)
+        out = jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len, game_keys)
         return out
 
     def update(carry: TDCarry, key: jax.Array):
