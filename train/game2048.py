@@ -45,8 +45,9 @@ class Config(RunConfig):
     """Game variant: 2048 or 2584 (Fibonacci)."""
     patterns: str = _patterns_str(DEFAULT_PATTERNS)
     """Tuple patterns: cells 0..15 row-major, comma-separated, patterns space-separated."""
-    base: int = 16
-    """Exponent range of a table index (16: tiles up to 32768 are told apart)."""
+    base: int = 0
+    """Exponent range of a table index; 0 = per variant: 16 for 2048 (tiles up to 32768 told
+    apart), 18 for 2584 (up to 2584, the variant's namesake, at index 17)."""
     num_games: int = 128
     """Games played in parallel; each update moves every one of them once."""
     learning_rate: float = 0.1
@@ -77,7 +78,8 @@ class Config(RunConfig):
     """Start from exported tables (a tables.npz of an earlier run)."""
 
     def network(self) -> NTupleNetwork:
-        return NTupleNetwork(patterns=parse_patterns(self.patterns), base=self.base)
+        base = self.base or {"2048": 16, "2584": 18}[self.variant]
+        return NTupleNetwork(patterns=parse_patterns(self.patterns), base=base)
 
     @property
     def num_updates(self) -> int:
@@ -87,6 +89,8 @@ class Config(RunConfig):
         super().validate()
         if self.variant not in B.VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(B.VARIANTS)}, got {self.variant!r}")
+        if self.base < 0:
+            raise ValueError(f"base must be 0 (per variant) or 2..32, got {self.base}")
         self.network()  # raises ValueError on bad patterns / base
         for name in ("num_games", "train_moves", "updates_per_chunk", "checkpoint_every",
                      "eval_games", "final_games", "final_games_deep", "trace_length"):

@@ -104,3 +104,11 @@ def test_best_checkpoint_is_kept_apart(tmp_path):
     assert best.latest_step() == top["step"]
     assert best.best_value() == top["eval_avg_score"]
     assert Checkpointer(run / "checkpoints").latest_step() == rows[-1]["step"]
+
+
+def test_fibonacci_variant_trains_and_scores(tmp_path):
+    s = game2048.main(TINY + ["--runs-dir", str(tmp_path), "--variant", "2584"])
+    # 2584 rewards are Fibonacci merges: a run of a few thousand moves scores
+    assert s["train_moves"] > 0 and s["avg_score"] > 0 and s["random_avg_score"] > 0
+    cfg = json.loads((tmp_path / "game2048" / "quick-seed0" / "config.json").read_text())
+    assert cfg["variant"] == "2584"
