@@ -64,3 +64,13 @@ def test_arena_confidence_interval_covers_the_exact_value():
     result = arena.play(env, [optimal], jax.random.PRNGKey(3), num_games=40_000)
     assert abs(result.mean[0] - dp.optimal_value()) < 1.5 * result.ci95[0] + 1e-9
     assert 0.005 < result.ci95[0] < 0.03
+
+
+def test_unrolled_threefry_gives_jax_own_keys_and_words():
+    from jaxgames import rng
+    for seed in (0, 7, 2**31 - 1):
+        key = jax.random.key(seed)
+        np.testing.assert_array_equal(jax.random.key_data(rng.split(key, 5)),
+                                      jax.random.key_data(jax.random.split(key, 5)))
+        np.testing.assert_array_equal(jax.jit(lambda k: rng.random_words(k, 7))(key),
+                                      jax.random.bits(key, (7,), jnp.uint32))
