@@ -115,7 +115,7 @@ def make_update(cfg: TDConfig):
     alpha = cfg.learning_rate / net.num_features
     lam = cfg.lam
 
-    def targets(table, trace, trace_reward, trace_len, next_value, ended):
+    def targets(table, trace, trace_reward, trace_len, next_value):
         """Truncated λ-returns of the trace slots: float32 [H] (newest slot last).
 
         ``next_value``: V of the afterstate just played (0 when the game just ended).
@@ -146,12 +146,10 @@ def make_update(cfg: TDConfig):
             # The move's reward belongs to the previous afterstate's target.
             next_value = jnp.where(alive, v_after, 0.0)
             trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
-            tgt, values, valid = targets(carry.table, trace, trace_reward, trace_len, next_value, ~alive)
-            if h == 1:
-                update_slot = valid                                    # TD(0): the previous afterstate
-            else:
-                # the oldest slot when the trace is full; every slot when the game ended
-                update_slot = valid & ((jnp.arange(h) == 0) & (trace_len == h) | ~alive)
+            tgt, values, valid = targets(carry.table, trace, trace_reward, trace_len, next_value)
+            # the oldest slot when the trace is full (with h = 1: the previous afterstate, TD(0));
+            # every slot when the game ended
+            update_slot = valid & ((jnp.arange(h) == 0) & (trace_len == h) | ~alive)
             delta = jnp.where(update_slot, tgt - values, 0.0)           # [H]
             # shift the trace and push the new afterstate (its reward arrives next move)
             new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
