@@ -39,7 +39,7 @@ def jax_rate(config: ten_half.Config) -> tuple[float, float, dict]:
         carry, _ = chunk(init(), key, 0)
         jax.block_until_ready(carry)
         seconds = min(seconds, time.perf_counter() - t)
-    values = {m: dp.policy_value(np.asarray(mc_control.greedy(mc_control.q_values(carry[m]))).reshape(22, 6, 6))
+    values = {m: dp.policy_value(np.asarray(mc_control.greedy(mc_control.q_values(carry[m]))).reshape(ten_half.SHAPE))
               for m in ten_half.METHODS}
     # both methods ran config.episodes each
     return 2 * config.episodes / seconds, compile_and_run, values

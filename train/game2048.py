@@ -25,7 +25,7 @@ from jaxgames.game2048 import board as B
 from jaxgames.game2048 import players
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.algos import ntuple_td as td
-from train.common import Checkpointer, RunConfig, RunDir, parse, run
+from train.common import RunConfig, RunDir, parse, run
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
@@ -186,8 +186,7 @@ class Evaluator:
 def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     start = time.time()
     rundir = RunDir(config.runs_dir, GAME, config, resume=config.resume)
-    if config.resume:
-        rundir.truncate_metrics(Checkpointer(rundir.checkpoints).latest_step() or 0)
+    checkpointer, best_checkpointer = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
     tdc = td_config(config)
     net = tdc.network
     key = jax.random.key(config.seed)
@@ -197,8 +196,6 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
         carry = carry.replace(table=td.make_table(load_tables(config.init_tables, net, config.variant), config.tc))
     update = td.make_update(tdc)
     evaluate = Evaluator(net, config.variant)
-    checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)
-    best_checkpointer = Checkpointer(rundir.path / "best", keep=1)
     totals = {"games": 0, "moves": 0, "seconds": 0.0}
     if config.resume and rundir.metrics():
         last = rundir.metrics()[-1]

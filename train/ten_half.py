@@ -23,7 +23,7 @@ import jaxgames
 from jaxgames.ten_half import dp
 from jaxgames.ten_half.game import MAX_CARDS
 from train.algos import mc_control
-from train.common import Checkpointer, RunConfig, RunDir, check_divisible, parse, run
+from train.common import RunConfig, RunDir, check_divisible, parse, run
 from train.common.rundir import markdown_table
 from train.ten_half_plots import write_plots
 
@@ -74,8 +74,8 @@ PRESETS = {
     "full": Config(episodes=5_000_000, updates_per_chunk=50),
 }
 
-# (player_sum_halves, num_cards, num_faces) -> one flat index, the solver's [22, 6, 6] layout
-SHAPE = (22, 6, 6)
+# (player_sum_halves, num_cards, num_faces) -> one flat index in the solver's layout
+SHAPE = dp.SHAPE
 NUM_STATES = int(np.prod(SHAPE))
 METHODS = ("on_policy", "off_policy")
 # decisions at 1, 2, 3 and 4 cards: a fifth card always ends the game
@@ -122,18 +122,14 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     """Train both methods, evaluate exactly, write the run directory; returns the summary."""
     start = time.time()
     rundir = RunDir(config.runs_dir, GAME, config, resume=config.resume)
-    if config.resume:
-        ckpt_step = Checkpointer(rundir.checkpoints).latest_step() or 0
-        rundir.truncate_metrics(ckpt_step)
+    checkpointer, _ = rundir.open_checkpoints(keep=config.keep_checkpoints)
     init, update = make_update(config)
-    checkpointer = Checkpointer(rundir.checkpoints, keep=config.keep_checkpoints)
     key = jax.random.key(config.seed)
 
     def on_chunk(step, carry, metrics, seconds):
         if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
             raise RuntimeError("an episode ran past max_episode_steps")
         first = step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1
-        shown = {}
         for i, u in enumerate(range(first, step + 1)):
             row = {"episodes": u * config.episodes_per_update}
             for m in METHODS:
@@ -141,9 +137,8 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
                 row[f"{m}_value"] = dp.policy_value(policy)
                 row[f"{m}_return"] = float(metrics[m]["episode_return"][i])
             rundir.log(u, row)
-        shown = {"on": row["on_policy_value"], "off": row["off_policy_value"],
-                 "opt": dp.optimal_value()}
-        return shown
+        return {"on": row["on_policy_value"], "off": row["off_policy_value"],
+                "opt": dp.optimal_value()}
 
     result = run(
         update, init(), key, num_updates=config.num_updates, chunk_size=config.updates_per_chunk,

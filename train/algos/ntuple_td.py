@@ -54,7 +54,6 @@ class TDCarry:
     trace_len: chex.Array   # int32 [G]  how many of the H slots hold an afterstate of this game
     score: chex.Array       # int32 [G]
     moves: chex.Array       # int32 [G]  moves in the current game
-    total_moves: chex.Array  # int32 []  (wraps past 2**31: use the metrics for counts)
 
     @property
     def weights(self) -> chex.Array:
@@ -81,7 +80,6 @@ def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
         trace_len=jnp.zeros(g, jnp.int32),
         score=jnp.zeros(g, jnp.int32),
         moves=jnp.zeros(g, jnp.int32),
-        total_moves=jnp.int32(0),
     )
 
 
@@ -187,8 +185,7 @@ def make_update(cfg: TDConfig):
         carry = carry.replace(
             table=table, board=board, trace=trace,
             trace_reward=trace_reward, trace_len=trace_len,
-            score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves),
-            total_moves=carry.total_moves + alive.sum().astype(jnp.int32))
+            score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves))
         return carry, metrics
 
     return update

@@ -15,6 +15,7 @@ class RunDir:
         self.path = pathlib.Path(root) / game / config.run_name
         self.plots = self.path / "plots"
         self.checkpoints = self.path / "checkpoints"
+        self.resumed = resume
         config_json = _config_dict(config)
         if resume:
             saved = self.path / "config.json"
@@ -51,6 +52,16 @@ class RunDir:
         """Drop rows logged after ``last_step`` (a resumed run re-logs them)."""
         rows = [r for r in self.metrics() if r["step"] <= last_step]
         (self.path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def open_checkpoints(self, *, keep: int, best: bool = False):
+        """The run's checkpointers ``(latest, best or None)``; on resume, metric rows logged
+        after the last checkpoint are dropped (the resumed run logs them again)."""
+        from train.common.checkpoint import Checkpointer  # orbax import only when needed
+
+        latest = Checkpointer(self.checkpoints, keep=keep)
+        if self.resumed:
+            self.truncate_metrics(latest.latest_step() or 0)
+        return latest, (Checkpointer(self.path / "best", keep=1) if best else None)
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         flat = {k: _plain(v) for k, v in summary.items()}
