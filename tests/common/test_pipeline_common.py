@@ -6,6 +6,8 @@ import jax.numpy as jnp
 import pytest
 
 from train.common import CheckpointError, Checkpointer, RunConfig, RunDir, parse
+from train.common.errors import UserError
+from train.common.rundir import RunDirError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,13 +46,16 @@ def test_bad_flags_fail_with_a_clear_message(argv, message, capsys):
 
 def test_run_dir_refuses_to_overwrite_and_checks_resume_config(tmp_path):
     cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path))
-    RunDir(tmp_path, "toy", cfg, resume=False)
-    with pytest.raises(FileExistsError, match="--resume"):
+    RunDir(tmp_path, "toy", cfg, resume=False).close()
+    with pytest.raises(RunDirError, match="--resume"):
         RunDir(tmp_path, "toy", cfg, resume=False)
-    with pytest.raises(ValueError, match="rate"):
+    with pytest.raises(RunDirError, match="rate"):
         RunDir(tmp_path, "toy", dataclasses.replace(cfg, rate=0.1, resume=True), resume=True)
-    with pytest.raises(FileNotFoundError, match="no run"):
+    with pytest.raises(RunDirError, match="no run"):
         RunDir(tmp_path, "toy", dataclasses.replace(cfg, run_name="b"), resume=True)
+    assert issubclass(RunDirError, UserError) and issubclass(CheckpointError, UserError)
+    with RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True) as run:
+        assert run.resumed and run.path == tmp_path / "toy" / "a"
 
 
 def test_checkpoint_round_trip_and_clear_errors(tmp_path):
@@ -67,12 +72,15 @@ def test_checkpoint_round_trip_and_clear_errors(tmp_path):
     assert step == 3 and int(carry["n"]) == 3 and meta["format_version"] == 1
     assert (jax.random.key_data(key) == jax.random.key_data(jax.random.key(7))).all()
 
-    # corrupt every data file of the latest step: the error names the path and the fix
-    for f in pathlib.Path(tmp_path / "ck" / "3").rglob("*"):
-        if f.is_file():
-            f.write_bytes(b"garbage")
-    with pytest.raises(CheckpointError, match="unreadable"):
+    # corrupt every file of every step: nothing can be read, the error names the folder and
+    # what to do, and nothing is moved or deleted
+    for step in (2, 3):
+        for f in pathlib.Path(tmp_path / "ck" / str(step)).rglob("*"):
+            if f.is_file():
+                f.write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="none of the checkpoints .* can be read"):
         Checkpointer(tmp_path / "ck").restore(like, jax.random.key(0))
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["2", "3"]
 
 
 def test_resumed_run_checkpoints_where_an_unbroken_run_does(tmp_path):

@@ -1,64 +1,152 @@
-"""Checkpoints through orbax: the training carry (params, optimizer state, tables ...), the
-update step, the PRNG key, the config and a format version. No pickle.
+"""Checkpoints through orbax: a pytree (the training carry, or only the parameters for ``best/``),
+the update step, the PRNG key, the config and a format version. No pickle.
 
-A missing or corrupt checkpoint is reported with the path and what to do; nothing is deleted.
+Damage is survived where it can be, and said on stderr (``docs/runs.md``):
+
+- a save cut short by a kill leaves an orbax temporary folder (``<step>.orbax-checkpoint-tmp*``):
+  it is removed when the folder is opened again;
+- an unreadable newest checkpoint: :meth:`Checkpointer.restore` falls back to the newest one
+  that reads, and moves the unreadable ones aside to ``damaged-<step>/`` (orbax ignores such
+  folders and does not count them in ``keep``); nothing is deleted;
+- unreadable metadata of a best checkpoint: :meth:`Checkpointer.best_value` treats the best
+  value as unknown (the next evaluation replaces that checkpoint), with a warning.
+
+A Checkpointer assumes it is the only writer of its folder (the run folder's lock sees to it).
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+import shutil
+import sys
 from typing import Any
 
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from train.common.errors import UserError
+
 FORMAT_VERSION = 1
+TMP_MARK = ".orbax-checkpoint-tmp"
+DAMAGED_PREFIX = "damaged-"
+_META_KEYS = ("format_version", "step", "config")
 
 
-class CheckpointError(RuntimeError):
-    pass
+class CheckpointError(UserError, RuntimeError):
+    """A checkpoint that is missing, unreadable or of another format version."""
+
+
+class _OtherFormat(CheckpointError):
+    """Readable, but written by another format version: never moved aside."""
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 class Checkpointer:
     def __init__(self, directory: str | pathlib.Path, *, keep: int = 3):
         self.directory = pathlib.Path(directory).absolute()
+        if self.directory.is_dir():
+            for stale in sorted(self.directory.glob(f"*{TMP_MARK}*")):
+                _warn(f"removing {stale}: a checkpoint save that was cut short")
+                shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
         self._manager = ocp.CheckpointManager(
             self.directory,
             options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True),
         )
 
-    def save(self, step: int, carry: Any, key: jax.Array, config_json: str,
+    def save(self, step: int, tree: Any, key: jax.Array, config_json: str,
              extra: dict | None = None) -> None:
-        meta = {"format_version": FORMAT_VERSION, "step": int(step), "config": json.loads(config_json),
-                **(extra or {})}
-        tree = {"carry": carry, "key": np.asarray(jax.random.key_data(key))}
+        """Save ``tree`` (any pytree of arrays) with ``key`` at ``step``; ``extra`` (a flat dict
+        of numbers, e.g. the score of a best checkpoint) is kept in the JSON metadata."""
+        meta = {"format_version": FORMAT_VERSION, "step": int(step),
+                "config": json.loads(config_json), **(extra or {})}
+        state = {"carry": tree, "key": np.asarray(jax.random.key_data(key))}
         self._manager.save(
             int(step),
-            args=ocp.args.Composite(state=ocp.args.StandardSave(tree), meta=ocp.args.JsonSave(meta)),
+            args=ocp.args.Composite(state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)),
         )
         self._manager.wait_until_finished()
 
-    def best_value(self) -> float:
-        """The ``extra`` metric saved with the latest checkpoint (for a best-only manager)."""
+    def _step_dir(self, step: int) -> pathlib.Path:
+        return self.directory / str(step)
+
+    def _meta(self, step: int) -> dict:
+        try:
+            meta = self._manager.restore(
+                step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+            if not isinstance(meta, dict):
+                raise ValueError("the metadata is not a JSON object")
+        except Exception as e:  # orbax raises many types for unreadable files
+            raise CheckpointError(
+                f"the metadata of checkpoint {self._step_dir(step)} is unreadable "
+                f"({type(e).__name__}: {e})") from e
+        return meta
+
+    def best_value(self, *, strict: bool = False) -> float:
+        """The ``extra`` metric saved with the latest checkpoint (for a best-only manager);
+        -inf when there is none. Unreadable metadata raises :class:`CheckpointError` with
+        ``strict``; otherwise it warns and gives -inf (the best so far is unknown, so the next
+        evaluation replaces that checkpoint)."""
         step = self._manager.latest_step()
-        meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
-        return max((float(v) for k, v in meta.items() if k not in ("format_version", "step", "config")),
-                   default=-float("inf"))
+        if step is None:
+            return -float("inf")
+        try:
+            meta = self._meta(step)
+            return max((float(v) for k, v in meta.items() if k not in _META_KEYS),
+                       default=-float("inf"))
+        except (CheckpointError, TypeError, ValueError) as e:
+            err = e if isinstance(e, CheckpointError) else CheckpointError(
+                f"the metadata of checkpoint {self._step_dir(step)} holds no number ({e})")
+            if strict:
+                raise err from e
+            _warn(f"{err}; the best value so far is unknown: the next evaluation replaces it")
+            return -float("inf")
 
     def latest_step(self) -> int | None:
         return self._manager.latest_step()
 
-    def restore(self, like_carry: Any, like_key: jax.Array) -> tuple[int, Any, jax.Array, dict]:
-        """Latest checkpoint as ``(step, carry, key, meta)``; ``like_*`` give structure/dtypes."""
-        step = self._manager.latest_step()
-        if step is None:
+    def all_steps(self) -> list[int]:
+        return sorted(self._manager.all_steps())
+
+    def restore(self, like_tree: Any, like_key: jax.Array) -> tuple[int, Any, jax.Array, dict]:
+        """The newest readable checkpoint as ``(step, tree, key, meta)``; ``like_*`` give the
+        structure, shapes and dtypes. Newer checkpoints that cannot be read are moved aside to
+        ``damaged-<step>/`` (said on stderr); if none can be read, nothing is moved and
+        :class:`CheckpointError` says what to do."""
+        steps = self.all_steps()
+        if not steps:
             raise CheckpointError(
-                f"no checkpoint in {self.directory}: the run never saved one; start it again "
-                f"without --resume")
-        like = {"carry": like_carry, "key": np.asarray(jax.random.key_data(like_key))}
+                f"no checkpoint in {self.directory}: the run never saved one")
+        like = {"carry": like_tree, "key": np.asarray(jax.random.key_data(like_key))}
         abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, like)
+        failures = []
+        for step in reversed(steps):
+            try:
+                step_, tree, key, meta = self._restore_step(step, abstract)
+            except _OtherFormat:
+                raise
+            except CheckpointError as e:
+                failures.append((step, e))
+                continue
+            for bad, err in failures:
+                aside = self._move_aside(bad)
+                _warn(f"{err}; moved it to {aside} and resumed from step {step} instead")
+            if failures:
+                self._manager.reload()
+            return step_, tree, key, meta
+        if len(failures) == 1:
+            raise failures[0][1]
+        raise CheckpointError(
+            f"none of the checkpoints in {self.directory} can be read (newest: "
+            f"{failures[0][1]}); start another --run-name, or move the step folders aside to "
+            f"start this run again from the beginning with --resume")
+
+    def _restore_step(self, step: int, abstract: Any) -> tuple[int, Any, jax.Array, dict]:
+        where = self._step_dir(step)
         try:
             restored = self._manager.restore(
                 step,
@@ -67,16 +155,26 @@ class Checkpointer:
             )
         except Exception as e:  # orbax raises many types for unreadable files
             raise CheckpointError(
-                f"checkpoint {self.directory / str(step)} is unreadable or does not match this "
-                f"configuration ({type(e).__name__}: {e}); delete that step folder to fall back "
-                f"to an earlier one") from e
+                f"checkpoint {where} is unreadable or does not match this configuration "
+                f"({type(e).__name__}: {str(e)[:300]})") from e
         meta = restored["meta"]
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise CheckpointError(
-                f"checkpoint {self.directory / str(step)} has format version "
-                f"{meta.get('format_version')}, this code reads {FORMAT_VERSION}")
+        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+            version = meta.get("format_version") if isinstance(meta, dict) else None
+            raise _OtherFormat(
+                f"checkpoint {where} has format version {version}, this code reads "
+                f"{FORMAT_VERSION}: resume it with the version that wrote it, or start another "
+                f"--run-name")
         key = jax.random.wrap_key_data(np.asarray(restored["state"]["key"]))
         return step, restored["state"]["carry"], key, meta
+
+    def _move_aside(self, step: int) -> pathlib.Path:
+        target = self.directory / f"{DAMAGED_PREFIX}{step}"
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.directory / f"{DAMAGED_PREFIX}{step}-{n}"
+        self._step_dir(step).rename(target)
+        return target
 
     def close(self) -> None:
         self._manager.close()

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
-from typing import Sequence, TypeVar
+from typing import ClassVar, Sequence, TypeVar
 
 import tyro
 
 C = TypeVar("C", bound="RunConfig")
 
+# jax.random.key keeps 32 bits of the seed without x64 (key(2**32) == key(0)), and overflows
+# past int64: the seeds that give distinct runs are 0 .. 2**32 - 1.
+SEED_MAX = 2**32 - 1
+
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
     """Fields every pipeline shares. Subclass it (frozen) and add the game's fields."""
+
+    RUN_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"resume", "progress", "runs_dir", "run_name", "keep_checkpoints"})
+    """Fields that say how a run is carried out, never what it computes: ``--resume`` lets them
+    differ from the saved run. A subclass extends it with its own (e.g. how often it saves a
+    checkpoint): ``RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every"}``."""
 
     seed: int = 0
     """PRNG seed: the same seed gives the same run, resumed or not."""
@@ -36,10 +47,20 @@ class RunConfig:
     """Show a progress bar."""
 
     def validate(self) -> None:
-        """Raise ValueError naming the bad field. Subclasses extend this."""
+        """Raise ValueError naming the bad field. Subclasses extend this (call it first)."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
+        if not 0 <= self.seed <= SEED_MAX:
+            raise ValueError(f"seed must be in 0..{SEED_MAX}, got {self.seed}")
         if self.keep_checkpoints < 1:
             raise ValueError("keep_checkpoints must be >= 1")
-        if "/" in self.run_name or self.run_name in (".", ".."):
+        if not self.runs_dir.strip():
+            raise ValueError("runs_dir must not be empty (use . for the current folder)")
+        if ("/" in self.run_name or "\\" in self.run_name or self.run_name in (".", "..")
+                or self.run_name != self.run_name.strip() or "\0" in self.run_name):
             raise ValueError(f"run_name must be a plain folder name, got {self.run_name!r}")
 
     def to_json(self) -> str:

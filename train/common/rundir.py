@@ -1,78 +1,307 @@
 """``runs/<game>/<run-name>/``: config.json, metrics.jsonl, plots/, checkpoints/, report.md,
-summary.json. Plain JSON and Markdown only."""
+summary.json. Plain JSON and Markdown only. The rules are in ``docs/runs.md``:
+
+- one process owns a run folder at a time: an OS lock (``flock``) on ``run.lock`` is held for
+  the life of the :class:`RunDir` (``close()`` or ``with``), and a second process is told who
+  holds it;
+- every check (existing run, resume configuration, a writable parent) runs before anything
+  is created, so a refused command leaves nothing behind;
+- ``--resume`` compares only the fields that change results (``RunConfig.RUN_ONLY_FIELDS``
+  may differ) and names the field that differs with both values;
+- files are replaced atomically; a partial last line of metrics.jsonl (a kill during a write)
+  is dropped with a warning.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import fcntl
+import gc
 import json
 import math
+import os
 import pathlib
+import socket
+import sys
 from typing import Any, Mapping
+
+from train.common.errors import UserError
+
+LOCK_NAME = "run.lock"
+# What a fresh start may find in a run folder that has no config.json yet: the scaffolding an
+# earlier attempt leaves when it is killed before it wrote config.json (written last).
+_SCAFFOLDING = {LOCK_NAME, "metrics.jsonl", "plots"}
+
+
+class RunDirError(UserError):
+    """A run folder that cannot be used as asked (in use, exists, missing, other settings)."""
 
 
 class RunDir:
+    """The folder of one run, owned by this process until :meth:`close`.
+
+    ``RunDir(root, game, config, resume=...)`` checks everything first, then creates (fresh) or
+    opens (resume) ``root/game/config.run_name`` and takes its lock. Raises :class:`RunDirError`
+    when the run exists (fresh), is missing or was made with other settings (resume), is in
+    use by another process, or cannot be created.
+    """
+
     def __init__(self, root: str | pathlib.Path, game: str, config: Any, *, resume: bool):
-        self.path = pathlib.Path(root) / game / config.run_name
+        self._lock_file = None
+        self._logged = False
+        if not str(root).strip():
+            raise RunDirError("the runs folder is empty: give --runs-dir a folder (. for this one)")
+        name = getattr(config, "run_name", "")
+        if not name or name in (".", "..") or "/" in name or os.sep in name:
+            raise RunDirError(f"run name must be a plain folder name, got {name!r}")
+        self.path = pathlib.Path(root) / game / name
         self.plots = self.path / "plots"
         self.checkpoints = self.path / "checkpoints"
         self.resumed = resume
         config_json = _config_dict(config)
+        run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
+        saved = self.path / "config.json"
+
+        # 1. every check that needs no lock, before anything is created
         if resume:
-            saved = self.path / "config.json"
-            if not saved.exists():
-                raise FileNotFoundError(
-                    f"--resume: no run at {self.path} (config.json missing); "
-                    f"start it without --resume first")
+            if not saved.is_file():
+                raise RunDirError(
+                    f"--resume: no run at {self.path} (config.json missing); start it without "
+                    f"--resume")
+            _check_writable(self.path)
+            self._check_same_config(saved, config_json, run_only)
+        else:
+            if saved.exists():
+                raise self._exists_error()
+            self._check_fresh_folder()
+            _check_writable(self.path)
+
+        # 2. create the folder (fresh), take the lock, and check again under it: of two
+        #    processes started at the same instant only one gets past this point
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        try:
+            if resume:
+                self._check_same_config(saved, config_json, run_only)
+                self._repair_metrics()
+            else:
+                if saved.exists():
+                    raise self._exists_error()
+                self._check_fresh_folder()
+                _write_atomic(self.path / "metrics.jsonl", "")
+            self.plots.mkdir(exist_ok=True)
+            # written last: its presence marks a run (the resume settings replace the old ones)
+            _write_atomic(saved, json.dumps(config_json, indent=2, sort_keys=True))
+        except BaseException:
+            self.close()
+            raise
+
+    # -- ownership ---------------------------------------------------------------------------
+
+    def _lock(self) -> None:
+        path = self.path / LOCK_NAME
+        for attempt in range(2):
+            f = open(path, "a+")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.close()
+                if attempt == 0:
+                    # a RunDir of this process that is garbage but not yet collected (a
+                    # reference cycle) still holds the lock: collect it and try once more
+                    gc.collect()
+                    continue
+                raise RunDirError(f"{self.path} is in use by {_holder(path)}: wait for it to end "
+                                  f"or choose another --run-name") from None
+            except OSError as e:
+                f.close()
+                raise RunDirError(f"cannot lock {path} ({e.strerror})") from None
+            break
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps({
+            "pid": os.getpid(), "host": socket.gethostname(),
+            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "command": " ".join(sys.argv)}) + "\n")
+        f.flush()
+        self._lock_file = f
+
+    def close(self) -> None:
+        """Release the run folder (also done by ``with``, garbage collection and process exit).
+        ``run.lock`` stays: it is the lock's handle, not a marker; its contents are stale."""
+        f, self._lock_file = self._lock_file, None
+        if f is not None:
+            try:
+                fcntl.flock(f, fcntl.LOCK_UN)
+            finally:
+                f.close()
+
+    def __enter__(self) -> "RunDir":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def _exists_error(self) -> RunDirError:
+        return RunDirError(f"{self.path} already holds a run: pass --resume to continue it or "
+                           f"choose another --run-name")
+
+    def _check_fresh_folder(self) -> None:
+        if self.path.exists():
+            if not self.path.is_dir():
+                raise RunDirError(f"{self.path} is a file, not a run folder; choose another "
+                                  f"--run-name")
+            other = sorted(p.name for p in self.path.iterdir() if p.name not in _SCAFFOLDING)
+            if other:
+                raise RunDirError(
+                    f"{self.path} holds {', '.join(other[:3])}{' ...' if len(other) > 3 else ''} "
+                    f"but no config.json: not a run this program can continue; choose another "
+                    f"--run-name")
+
+    def _check_same_config(self, saved: pathlib.Path, config: dict, run_only: frozenset) -> None:
+        try:
             old = json.loads(saved.read_text())
-            diff = {k for k in set(old) | set(config_json)
-                    if k not in _RUN_ONLY and old.get(k) != config_json.get(k)}
-            if diff:
-                raise ValueError(
-                    f"--resume: the configuration differs from the saved run in "
-                    f"{', '.join(sorted(diff))}; resume with the same settings")
-        elif (self.path / "config.json").exists():
-            raise FileExistsError(
-                f"{self.path} already holds a run: pass --resume to continue it or choose "
-                f"another --run-name")
-        self.plots.mkdir(parents=True, exist_ok=True)
-        (self.path / "config.json").write_text(json.dumps(config_json, indent=2, sort_keys=True))
-        if not resume:
-            (self.path / "metrics.jsonl").write_text("")
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            raise RunDirError(f"--resume: {saved} is unreadable ({e}); this run cannot be "
+                              f"resumed, start another --run-name") from None
+        missing = object()
+        for k in sorted(set(old) | set(config)):
+            if k in run_only:
+                continue
+            a, b = old.get(k, missing), config.get(k, missing)
+            if a != b:
+                was = "(not set)" if a is missing else json.dumps(a)
+                now = "(not set)" if b is missing else json.dumps(b)
+                raise RunDirError(
+                    f"--resume: {k} differs from the saved run ({was} saved, {now} now); resume "
+                    f"with the saved settings or start another --run-name")
+
+    # -- metrics -----------------------------------------------------------------------------
 
     def log(self, step: int, metrics: Mapping[str, Any]) -> None:
-        row = {"step": int(step), **{k: _plain(v) for k, v in metrics.items()}}
+        """Append one row. Rows are in step order: the first row a session logs replaces any
+        rows at or after its step left by an interrupted session (so a resumed run that falls
+        back to an older checkpoint never repeats steps)."""
+        step = int(step)
+        if not self._logged:
+            self._logged = True
+            if any(r["step"] >= step for r in self.metrics()):
+                self.truncate_metrics(step - 1)
+        row = {"step": step, **{k: _plain(v) for k, v in metrics.items()}}
         with open(self.path / "metrics.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
 
     def metrics(self) -> list[dict]:
-        text = (self.path / "metrics.jsonl").read_text()
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        """The logged rows; a partial last line (a write cut short) is left out with a warning."""
+        return _read_rows(self.path / "metrics.jsonl")
 
-    def truncate_metrics(self, last_step: int) -> None:
-        """Drop rows logged after ``last_step`` (a resumed run re-logs them)."""
-        rows = [r for r in self.metrics() if r["step"] <= last_step]
-        (self.path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    def truncate_metrics(self, last_step: int | None) -> None:
+        """Drop rows logged after ``last_step`` (all of them for None: the run restarts)."""
+        rows = [] if last_step is None else [r for r in self.metrics() if r["step"] <= last_step]
+        _write_atomic(self.path / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+
+    def _repair_metrics(self) -> None:
+        path = self.path / "metrics.jsonl"
+        if not path.exists():
+            _write_atomic(path, "")
+            return
+        text = path.read_text()
+        if text and not text.endswith("\n"):  # a write cut short: keep whole rows only
+            rows = _read_rows(path)
+            _write_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+    # -- checkpoints and results -------------------------------------------------------------
 
     def open_checkpoints(self, *, keep: int, best: bool = False):
-        """The run's checkpointers ``(latest, best or None)``; on resume, metric rows logged
-        after the last checkpoint are dropped (the resumed run logs them again)."""
+        """The run's checkpointers ``(latest, best or None)``. On resume, metric rows logged
+        after the last checkpoint are dropped (the resumed run logs them again); a run killed
+        before its first checkpoint has all its rows dropped and starts from the beginning."""
         from train.common.checkpoint import Checkpointer  # orbax import only when needed
 
         latest = Checkpointer(self.checkpoints, keep=keep)
+        best_ck = Checkpointer(self.path / "best", keep=1) if best else None
         if self.resumed:
-            self.truncate_metrics(latest.latest_step() or 0)
-        return latest, (Checkpointer(self.path / "best", keep=1) if best else None)
+            step = latest.latest_step()
+            if step is None:
+                print(f"--resume: {self.path} has no checkpoint yet (it was stopped before its "
+                      f"first one): starting it from the beginning", file=sys.stderr)
+            self.truncate_metrics(step)
+        return latest, best_ck
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         flat = {k: _plain(v) for k, v in summary.items()}
-        (self.path / "summary.json").write_text(json.dumps(flat, indent=2))
+        _write_atomic(self.path / "summary.json", json.dumps(flat, indent=2))
 
     def write_report(self, markdown: str) -> None:
-        (self.path / "report.md").write_text(markdown)
+        _write_atomic(self.path / "report.md", markdown)
 
 
-# Fields that may change between a run and its resumption.
-_RUN_ONLY = {"resume", "progress"}
+def _check_writable(path: pathlib.Path) -> None:
+    """Raise RunDirError unless ``path`` exists as a writable folder or could be created."""
+    p = path.absolute()
+    while not p.exists():
+        if p.is_symlink():
+            raise RunDirError(f"cannot create {path}: {p} is a broken link")
+        p = p.parent
+    if not p.is_dir():
+        raise RunDirError(f"cannot create {path}: {p} is a file, not a folder")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise RunDirError(f"cannot create {path}: {p} is not writable")
+
+
+def _holder(lock_path: pathlib.Path) -> str:
+    try:
+        info = json.loads(lock_path.read_text())
+        return (f"process {info['pid']} on {info['host']} (started {info['started']}: "
+                f"{info.get('command', '')})")
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process (it has not written its name yet)"
+
+
+def _read_rows(path: pathlib.Path) -> list[dict]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    lines = text.split("\n")
+    rows = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "step" not in row:
+                raise ValueError("not a row with a step")
+        except ValueError as e:
+            if i == len(lines) - 1:  # no newline after it: a write cut short
+                print(f"warning: {path}: dropped a partial last line (a write was cut short): "
+                      f"{line[:60]!r}", file=sys.stderr)
+                continue
+            raise RunDirError(f"{path} line {i + 1} is damaged ({e}); remove that line to "
+                              f"continue") from None
+        rows.append(row)
+    return rows
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so a kill leaves the old or the new file, never half."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def _config_dict(config: Any) -> dict:
