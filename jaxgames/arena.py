@@ -1,94 +1,177 @@
-"""Head-to-head evaluation: many games in one jitted batch, seats rotated.
+"""Head-to-head evaluation: many games in one jitted batch, seats rotated, chance shared.
 
-A policy is ``policy(state, key) -> action`` (int32 []), called on one unbatched state; the arena
-vmaps it. Policies of imperfect-information games must read only
-``env.observe(state, state.current_player)`` (and ``legal_action_mask``).
+A policy is ``policy(params, state, key) -> action`` (int32 []) on one unbatched state
+(:data:`jaxgames.core.Policy`); its parameters are an argument, so one compiled arena
+evaluates every checkpoint of a run. Policies of imperfect-information games must read only
+what their seat may see (``env.observe(state, state.current_player)``, the legal mask, and
+``env.sample_world``); :func:`honesty_check` verifies it.
 
-With P players and P policies, the batch is split into P equal rotations: in rotation r, seat s
-is played by policy ``(s + r) % P``, so every policy sits in every seat equally often.
+With P players and P policies, the games are split into P equal rotations: in rotation r,
+seat s is played by policy ``(s + r) % P``, so every policy sits in every seat equally often.
+Duplicate play: game d of every rotation is dealt from the same key and draws the same chance
+at every step (``rollout(chance_key=...)``), so luck cancels between the policies.
+
+    arena = Arena(env, [agent, baseline], num_games=200)     # compiles once
+    result = arena([params_a, None], key)                     # any checkpoint, no recompile
+    result.mean, result.ci95, result.seat_mean
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, State
+from jaxgames import rng
+from jaxgames.core import Env, Policy, State, rollout
+from jaxgames.ratings import elo
 
-Policy = Callable[[State, jax.Array], jax.Array]
+__all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "play", "summarize"]
 
 
 @dataclasses.dataclass(frozen=True)
 class ArenaResult:
-    mean: np.ndarray          # float64 [num_policies]  mean reward per game
-    ci95: np.ndarray          # float64 [num_policies]  half-width of the 95% confidence interval
-    returns: np.ndarray       # float32 [num_games, num_policies]  each game's return per policy
+    mean: np.ndarray        # float64 [P]  mean return per game of each policy
+    ci95: np.ndarray        # float64 [P]  half-width of the 95% confidence interval
+    seat_mean: np.ndarray   # float64 [P, P]  [policy, seat]: mean return of the policy in that seat
+    seat_ci95: np.ndarray   # float64 [P, P]
+    returns: np.ndarray     # float32 [G, P]  each game's return per policy
+    seats: np.ndarray       # int32 [G, P]  [game, seat]: the policy in that seat
     num_games: int
+    stats: Any = None       # pytree of [G, ...] arrays: ``stats(final_state)`` per game
 
     def __str__(self) -> str:
         return ", ".join(f"policy {i}: {m:+.4f} ± {c:.4f}" for i, (m, c) in enumerate(zip(self.mean, self.ci95)))
 
+    def win_rate(self, policy: int = 0) -> tuple[float, float]:
+        """Share of games ``policy`` won (return > 0) and its 95% half-width (two-player)."""
+        won = (self.returns[:, policy] > 0).astype(np.float64)
+        return float(won.mean()), _ci95(won)
+
+
+class Arena:
+    """``arena(params, key) -> ArenaResult``, compiled once per (env, policies, num_games).
+
+    ``params[i]`` are policy ``i``'s parameters (``None`` for a parameter-free policy);
+    changing them, their values or the key never recompiles. ``stats(final_state)`` may add
+    per-game figures (a 2048 game's largest tile, say).
+    """
+
+    def __init__(self, env: Env, policies: Sequence[Policy], *, num_games: int,
+                 max_steps: int = 10_000, stats: Callable[[State], Any] | None = None):
+        num_players = env.num_players
+        if len(policies) != num_players:
+            raise ValueError(f"{env.id} has {num_players} seats, got {len(policies)} policies")
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        if num_games % num_players:
+            raise ValueError(f"num_games ({num_games}) must be a multiple of {num_players} seats")
+        self.env, self.policies, self.num_games = env, tuple(policies), int(num_games)
+        deals = self.num_games // num_players
+        rotation = np.repeat(np.arange(num_players), deals)
+        # seat_policy[g, s]: which policy plays seat s in game g
+        self.seats = ((np.arange(num_players)[None, :] + rotation[:, None]) % num_players).astype(np.int32)
+        deal_of_game = np.tile(np.arange(deals), num_players)
+
+        def one_game(params, deal_key, policy_key, seats):
+            init_key, chance_key = rng.split(deal_key, 2)
+
+            def seated(params, state, key):
+                # every policy proposes, the one in the mover's seat is kept: a select, because
+                # under vmap the games of a batch have different policies to move
+                actions = jnp.stack([jnp.asarray(p(params[i], state, key)) for i, p in enumerate(policies)])
+                return actions[seats[state.current_player]]
+
+            out = rollout(env, env.init(init_key), seated, policy_key, params=params,
+                          max_steps=max_steps, chance_key=chance_key)
+            # returns per policy: policy seats[s] collected seat s's return
+            per_policy = jnp.zeros(num_players, jnp.float32).at[seats].set(out.returns)
+            return per_policy, (stats(out.state) if stats is not None else None)
+
+        @jax.jit
+        def run(params, key):
+            deal_key, policy_key = rng.split(key, 2)
+            deal_keys = rng.split(deal_key, deals)[deal_of_game]
+            policy_keys = rng.split(policy_key, self.num_games)
+            return jax.vmap(one_game, in_axes=(None, 0, 0, 0))(
+                params, deal_keys, policy_keys, jnp.asarray(self.seats))
+
+        self._run = run
+
+    def __call__(self, params: Sequence[Any] | None, key: jax.Array) -> ArenaResult:
+        params = [None] * len(self.policies) if params is None else list(params)
+        if len(params) != len(self.policies):
+            raise ValueError(f"got {len(params)} parameter sets for {len(self.policies)} policies")
+        returns, stats = self._run(params, key)
+        stats = None if stats is None else jax.tree_util.tree_map(np.asarray, stats)
+        return summarize(np.asarray(returns), self.seats, stats)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_arena(env, policies, num_games, max_steps, stats) -> Arena:
+    return Arena(env, policies, num_games=num_games, max_steps=max_steps, stats=stats)
+
 
 def play(env: Env, policies: Sequence[Policy], key: jax.Array, *, num_games: int,
-         max_steps: int = 10_000) -> ArenaResult:
-    """Play ``num_games`` games (a multiple of the player count) and score each policy."""
-    fn = make_play(env, policies, num_games=num_games, max_steps=max_steps)
-    returns = np.asarray(fn(key))
-    return summarize(returns)
+         params: Sequence[Any] | None = None, max_steps: int = 10_000,
+         stats: Callable[[State], Any] | None = None) -> ArenaResult:
+    """Play ``num_games`` games (a multiple of the player count) and score each policy.
+
+    The compiled arena is cached per (env, policy functions, num_games, max_steps, stats):
+    calling ``play`` again with other ``params`` or another key does not recompile (pass the
+    same function objects, not fresh lambdas)."""
+    return _cached_arena(env, tuple(policies), num_games, max_steps, stats)(params, key)
 
 
-def make_play(env: Env, policies: Sequence[Policy], *, num_games: int, max_steps: int = 10_000):
-    """The jitted ``key -> returns [num_games, num_policies]`` behind :func:`play`."""
-    num_players = env.num_players
-    if len(policies) != num_players:
-        raise ValueError(f"{env.id} has {num_players} seats, got {len(policies)} policies")
-    if num_games % num_players:
-        raise ValueError(f"num_games ({num_games}) must be a multiple of {num_players} seats")
-    # seat_policy[g, s]: which policy plays seat s in game g
-    rotation = np.repeat(np.arange(num_players), num_games // num_players)
-    seat_policy = (np.arange(num_players)[None, :] + rotation[:, None]) % num_players
-
-    def one_game(key, seats):
-        init_key, play_key = jax.random.split(key)
-        state = env.init(init_key)
-
-        def cond(c):
-            state, _, t, _ = c
-            return ~(state.terminated | state.truncated) & (t < max_steps)
-
-        def body(c):
-            state, k, t, ret = c
-            k, k_act, k_step = jax.random.split(k, 3)
-            actions = jnp.stack([p(state, k_act) for p in policies])
-            mover = jnp.maximum(state.current_player, 0)
-            action = actions[seats[mover]]
-            state = env.step(state, action, k_step)
-            return state, k, t + 1, ret + state.rewards
-
-        ret = jnp.zeros(num_players, jnp.float32)
-        state, _, _, ret = jax.lax.while_loop(cond, body, (state, play_key, 0, ret + state.rewards))
-        # returns per policy: policy seats[s] collected seat s's return
-        return jnp.zeros(num_players, jnp.float32).at[seats].set(ret)
-
-    seats = jnp.asarray(seat_policy, jnp.int32)
-    batched = jax.vmap(one_game)
-
-    @jax.jit
-    def run(key):
-        return batched(jax.random.split(key, num_games), seats)
-
-    return run
-
-
-def summarize(returns: np.ndarray) -> ArenaResult:
+def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any = None) -> ArenaResult:
+    """Means and 95% intervals per policy and per (policy, seat) from ``returns [G, P]``."""
     returns = np.asarray(returns, np.float64)
-    n = returns.shape[0]
-    mean = returns.mean(0)
-    std = returns.std(0, ddof=1) if n > 1 else np.zeros_like(mean)
-    return ArenaResult(mean=mean, ci95=1.96 * std / math.sqrt(max(n, 1)),
-                       returns=returns.astype(np.float32), num_games=n)
+    n, num_policies = returns.shape
+    if seats is None:
+        seats = np.tile(np.arange(num_policies, dtype=np.int32), (n, 1))
+    seat_mean = np.full((num_policies, seats.shape[1]), np.nan)
+    seat_ci = np.full_like(seat_mean, np.nan)
+    for s in range(seats.shape[1]):
+        for p in range(num_policies):
+            mine = returns[seats[:, s] == p, p]
+            if len(mine):
+                seat_mean[p, s], seat_ci[p, s] = mine.mean(), _ci95(mine)
+    return ArenaResult(mean=returns.mean(0), ci95=np.array([_ci95(r) for r in returns.T]),
+                       seat_mean=seat_mean, seat_ci95=seat_ci, returns=returns.astype(np.float32),
+                       seats=np.asarray(seats, np.int32), num_games=n, stats=stats)
+
+
+def _ci95(x: np.ndarray) -> float:
+    return float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
+
+
+def honesty_check(env: Env, policy: Policy, params: Any, states: State, key: jax.Array, *,
+                  num_worlds: int = 8, num_keys: int = 4) -> float:
+    """Share of decisions that change when the hidden cards are resampled: 0 for an honest
+    player of an imperfect-information game.
+
+    For every state of the batch ``states`` (leaves ``[B, ...]``), the mover's view is kept and
+    the rest redealt ``num_worlds`` times with ``env.sample_world``; the policy is asked with
+    the same ``num_keys`` keys in the real state and in each world. A policy that reads only
+    the mover's observation (and samples worlds itself through ``sample_world``, which reads
+    only what the mover knows) answers identically, so any difference is cheating.
+    """
+    if env.perfect_information:
+        raise ValueError(f"{env.id} is a perfect-information game: nothing is hidden")
+
+    def one(state, key):
+        world_key, policy_key = jax.random.split(key)
+        mover = state.current_player
+        worlds = jax.vmap(lambda k: env.sample_world(state, mover, k))(jax.random.split(world_key, num_worlds))
+        keys = jax.random.split(policy_key, num_keys)
+        real = jax.vmap(lambda k: policy(params, state, k))(keys)                      # [K]
+        imagined = jax.vmap(lambda w: jax.vmap(lambda k: policy(params, w, k))(keys))(worlds)  # [W, K]
+        return (imagined != real[None]).mean()
+
+    batch = jax.tree_util.tree_leaves(states)[0].shape[0]
+    return float(jax.jit(jax.vmap(one))(states, jax.random.split(key, batch)).mean())

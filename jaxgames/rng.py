@@ -5,6 +5,9 @@ launch overhead costs more than a whole 2048 or ten-and-a-half step at a batch o
 games. The same hash, unrolled below, fuses into one elementwise loop and gives the very words
 ``jax.random.bits`` gives (under JAX's default partitionable Threefry; tested), so the stream is
 JAX's own. Keys of other PRNG implementations fall back to ``jax.random.bits``.
+
+The unrolled hash pays only on the CPU (``docs/benchmarks.md`` has the measurement); on GPU
+and TPU ``jax.random`` itself is used, so there the stream is JAX's by construction.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ import jax.numpy as jnp
 Array = jax.Array
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def unrolled() -> bool:
+    """Whether the unrolled hash is used: on the CPU backend, where it pays (measured)."""
+    return jax.default_backend() == "cpu" and jax.config.jax_threefry_partitionable
 
 
 def _rotl(x: Array, r: int) -> Array:
@@ -37,7 +45,7 @@ def threefry2x32(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Arr
 def random_words(key: Array, n: int) -> Array:
     """``jax.random.bits(key, (n,), jnp.uint32)``, without the rolled loop: uint32 [n]."""
     data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-    if data.shape != (2,) or data.dtype != jnp.uint32 or not jax.config.jax_threefry_partitionable:
+    if data.shape != (2,) or data.dtype != jnp.uint32 or not unrolled():
         return jax.random.bits(key, (n,), jnp.uint32)
     # word i = hash(key, counter (hi=0, lo=i)), its two halves xor-ed: JAX's partitionable
     # layout.
@@ -52,14 +60,12 @@ def random_words(key: Array, n: int) -> Array:
     return acc - jnp.concatenate([jnp.zeros(1, jnp.uint32), acc[:-1]])
 
 
-
-
 def split(key: Array, n: int) -> Array:
     """``jax.random.split(key, n)`` without the rolled loop: typed keys [n].
 
     JAX's partitionable split hashes the counters (0, i); key i is the two output words.
     """
-    if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or not jax.config.jax_threefry_partitionable \
+    if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or not unrolled() \
             or jax.random.key_impl(key) != jax.random.key_impl(jax.random.key(0)):
         return jax.random.split(key, n)
     data = jax.random.key_data(key)

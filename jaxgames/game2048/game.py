@@ -41,6 +41,7 @@ class Game2048(core.Env):
     id = "2048"
     num_players = 1
     num_actions = 4
+    stochastic = True  # a tile spawns after every move
 
     def __init__(self, *, variant: str = "2048"):
         if variant not in B.VARIANTS:

@@ -204,6 +204,7 @@ class TenHalf(core.Env):
     id = "ten_half"
     num_players = 1
     num_actions = 2
+    stochastic = True  # every hit and the dealer's turn draw cards
 
     def __init__(self):
         pass

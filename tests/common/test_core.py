@@ -4,9 +4,7 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames import arena
-from jaxgames.ten_half import dp
-from toy_games import Duel
+from toy_games import Duel, HighCard
 
 
 def test_make_unknown_game_names_the_choices():
@@ -23,7 +21,7 @@ def test_two_player_contract_and_illegal_penalty_split():
     env = Duel()
     jaxgames.api_test(env, num_games=4, max_steps=5)
     state = env.init(jax.random.PRNGKey(0))
-    punished = env.step(state, jnp.int32(2))
+    punished = env.step(state, jnp.int32(2))  # Duel has no chance: no key needed
     np.testing.assert_array_equal(punished.rewards, [-1.0, 1.0])
     assert bool(punished.terminated) and bool(punished.legal_action_mask.all())
 
@@ -37,35 +35,6 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_reward():
     np.testing.assert_array_equal(after.rewards, [1.0, -1.0])
 
 
-def test_arena_rotates_seats():
-    # policy 0 always wins when seated first, policy 1 always loses: each sits first half the time
-    winner = lambda state, key: jnp.int32(1)  # noqa: E731
-    loser = lambda state, key: jnp.int32(0)  # noqa: E731
-    result = arena.play(Duel(), [winner, loser], jax.random.PRNGKey(0), num_games=8)
-    # winner seated first: +1 for it; loser seated first: it plays 0 and loses, winner +1
-    np.testing.assert_allclose(result.mean, [1.0, -1.0])
-    np.testing.assert_allclose(result.ci95, [0.0, 0.0])
-
-
-def test_arena_rejects_wrong_policy_count_and_uneven_games():
-    with pytest.raises(ValueError, match="2 seats"):
-        arena.play(Duel(), [lambda s, k: 0], jax.random.PRNGKey(0), num_games=2)
-    with pytest.raises(ValueError, match="multiple of 2"):
-        arena.play(Duel(), [lambda s, k: 0] * 2, jax.random.PRNGKey(0), num_games=3)
-
-
-def test_arena_confidence_interval_covers_the_exact_value():
-    env = jaxgames.make("ten_half")
-    table = jnp.asarray(dp.optimal_policy())
-
-    def optimal(state, key):
-        return table[state.player_sum, state.num_cards, state.num_faces]
-
-    result = arena.play(env, [optimal], jax.random.PRNGKey(3), num_games=40_000)
-    assert abs(result.mean[0] - dp.optimal_value()) < 1.5 * result.ci95[0] + 1e-9
-    assert 0.005 < result.ci95[0] < 0.03
-
-
 def test_unrolled_threefry_gives_jax_own_keys_and_words():
     from jaxgames import rng
     for seed in (0, 7, 2**31 - 1):
@@ -74,3 +43,101 @@ def test_unrolled_threefry_gives_jax_own_keys_and_words():
                                       jax.random.key_data(jax.random.split(key, 5)))
         np.testing.assert_array_equal(jax.jit(lambda k: rng.random_words(k, 7))(key),
                                       jax.random.bits(key, (7,), jnp.uint32))
+
+
+def test_hidden_card_game_keeps_the_contract_with_sample_world():
+    jaxgames.api_test(HighCard(), num_games=8, max_steps=4)
+
+
+def test_api_test_catches_a_sample_world_that_reads_hidden_cards():
+    class Leaky(HighCard):
+        def sample_world(self, state, player_id, key):  # the real cards: a PIMC player would cheat
+            return state
+
+    class Peeking(HighCard):
+        def sample_world(self, state, player_id, key):  # redeals, but reads the real card to do it
+            world = super().sample_world(state, player_id, key)
+            opponent = 1 - player_id
+            return world.replace(cards=world.cards.at[opponent].set(
+                jnp.where(state.cards[opponent] == 2, 2, world.cards[opponent])))
+
+    for env in (Leaky(), Peeking()):
+        with pytest.raises(AssertionError):
+            jaxgames.api_test(env, num_games=4, max_steps=4)
+
+
+def test_step_refuses_non_integer_and_misshapen_actions_and_foreign_states():
+    env = jaxgames.make("ten_half")
+    state = env.init(jax.random.key(0))
+    key = jax.random.key(1)
+    for wrong in (2.7, -0.5, "1", jnp.float32(1.6), np.array(1.0)):
+        with pytest.raises(TypeError, match="integers"):
+            env.step(state, wrong, key)
+    with pytest.raises(ValueError, match="jax.vmap"):
+        env.step(state, jnp.zeros(3, jnp.int32), key)
+    batched = jax.vmap(env.init)(jax.random.split(key, 3))
+    with pytest.raises(ValueError, match="batched state"):
+        env.step(batched, jnp.int32(0), key)
+    other = jaxgames.make("2048").init(key)
+    with pytest.raises(TypeError, match="not a state of ten_half"):
+        env.step(other, jnp.int32(0), key)
+    # inside jit the same checks run at trace time
+    with pytest.raises(TypeError, match="integers"):
+        jax.jit(env.step)(state, jnp.float32(1.0), key)
+    assert int(env.step(state, np.int64(1), key).step_count) == 1  # any integer dtype is fine
+
+
+def test_stochastic_step_needs_a_key():
+    for env in (jaxgames.make("2048"), jaxgames.make("ten_half")):
+        assert env.stochastic
+        state = env.init(jax.random.key(0))
+        with pytest.raises(ValueError, match="needs a key"):
+            env.step(state, jnp.argmax(state.legal_action_mask))
+    assert not Duel().stochastic  # a deterministic game steps without one
+
+
+def test_chance_player_only_on_afterstates():
+    env = jaxgames.make("2048")
+    assert jaxgames.CHANCE_PLAYER == -1
+    state = env.init(jax.random.key(0))
+    action = jnp.argmax(state.legal_action_mask)
+    after, _ = env.afterstate(state, action)
+    assert int(after.current_player) == jaxgames.CHANCE_PLAYER
+    assert int(env.apply_chance(after, jnp.argmax(env.chance_outcomes(after)[1] > 0)).current_player) == 0
+    assert int(env.step(state, action, jax.random.key(1)).current_player) == 0
+
+
+def test_observation_spec_and_observe_all():
+    env = HighCard()
+    spec = env.observation_spec
+    assert spec.shape == (4,) and spec.dtype == jnp.float32
+    state = env.init(jax.random.key(3))
+    both = env.observe_all(state)
+    assert both.shape == (2, 4)
+    np.testing.assert_array_equal(both[:, :3].argmax(1), state.cards)
+
+
+def test_rollout_shares_chance_when_given_a_chance_key():
+    env = jaxgames.make("ten_half")
+    always_hit = lambda params, state, key: jnp.int32(1)  # noqa: E731
+    start = env.init(jax.random.key(0))
+    play = jax.jit(jax.vmap(lambda k, c: jaxgames.rollout(env, start, always_hit, k, chance_key=c)))
+    keys = jax.random.split(jax.random.key(1), 20)
+    chance = jnp.stack([jax.random.key(5)] * 20)
+    shared = play(keys, chance)
+    # the same chance key and a deterministic player: the very same game whatever the key
+    np.testing.assert_array_equal(shared.state.player_sum, shared.state.player_sum[0])
+    free = jax.jit(jax.vmap(lambda k: jaxgames.rollout(env, start, always_hit, k)))(keys)
+    assert len(set(np.asarray(free.state.player_sum).tolist())) > 1
+    assert (np.asarray(shared.steps) >= 1).all()
+
+
+def test_playout_returns_is_random_play_to_the_end():
+    env = Duel()  # random play: seat 0 picks 1 (win) or 0 (loss) with probability 1/2 each
+    state = env.init(jax.random.key(0))
+    returns = jax.jit(jax.vmap(lambda k: env.playout_returns(state, k)))(jax.random.split(jax.random.key(1), 4000))
+    assert set(np.unique(returns[:, 0]).tolist()) == {-1.0, 1.0}
+    np.testing.assert_array_equal(returns.sum(1), 0.0)
+    assert abs(float(returns[:, 0].mean())) < 4 / np.sqrt(4000)
+    done = env.step(state, jnp.int32(1))
+    np.testing.assert_array_equal(env.playout_returns(done, jax.random.key(2)), [0.0, 0.0])

@@ -1,5 +1,6 @@
 """Tiny hand-made games for testing the shared machinery (not registered)."""
 
+import jax
 import jax.numpy as jnp
 from flax import struct
 
@@ -38,3 +39,57 @@ class Duel(core.Env):
 
     def _observe(self, state, player_id):
         return state.step_count.reshape(1)
+
+
+@struct.dataclass
+class HighCardState(core.State):
+    current_player: jnp.ndarray     # int32 []
+    observation: jnp.ndarray        # float32 [4]  own card one-hot, bet made
+    rewards: jnp.ndarray            # float32 [2]
+    terminated: jnp.ndarray         # bool []
+    truncated: jnp.ndarray          # bool []
+    legal_action_mask: jnp.ndarray  # bool [2]
+    step_count: jnp.ndarray         # int32 []
+    cards: jnp.ndarray              # int32 [2]  each seat's hidden card, 0..2, distinct
+    bet: jnp.ndarray                # bool []  seat 0 has bet
+
+
+class HighCard(core.Env):
+    """Two players, a deck of three cards (0 < 1 < 2), one hidden card each. Seat 0 checks (0:
+    showdown for 1) or bets (1); after a bet seat 1 folds (0: seat 0 wins 1) or calls (1:
+    showdown for 2). The smallest game with hidden cards: ``sample_world`` redeals the
+    opponent's card from the two the player does not hold."""
+
+    id = "high_card"
+    num_players = 2
+    num_actions = 2
+    stochastic = True
+    perfect_information = False
+
+    def _init(self, key):
+        cards = jax.random.permutation(key, 3)[:2].astype(jnp.int32)
+        return HighCardState(current_player=jnp.int32(0), observation=jnp.zeros(4, jnp.float32),
+                             rewards=jnp.zeros(2, jnp.float32), terminated=jnp.bool_(False),
+                             truncated=jnp.bool_(False), legal_action_mask=jnp.ones(2, bool),
+                             step_count=jnp.int32(0), cards=cards, bet=jnp.bool_(False))
+
+    def _step(self, state, action, key):
+        showdown = jnp.where(state.cards[0] > state.cards[1], 1.0, -1.0) * jnp.array([1.0, -1.0])
+        first = state.current_player == 0
+        rewards = jnp.where(first, jnp.where(action == 0, showdown, 0.0),
+                            jnp.where(action == 0, jnp.array([1.0, -1.0]), 2 * showdown))
+        done = ~first | (action == 0)
+        return state.replace(rewards=rewards.astype(jnp.float32), terminated=done,
+                             bet=state.bet | (first & (action == 1)),
+                             current_player=jnp.where(done, state.current_player, 1).astype(jnp.int32))
+
+    def _observe(self, state, player_id):
+        own = jax.nn.one_hot(state.cards[player_id], 3)
+        return jnp.concatenate([own, state.bet[None].astype(jnp.float32)])
+
+    def sample_world(self, state, player_id, key):
+        own = state.cards[player_id]
+        others = jnp.where(jnp.arange(2) < own, jnp.arange(2), jnp.arange(2) + 1)  # the 2 cards != own
+        other = others[jax.random.randint(key, (), 0, 2)]
+        cards = jnp.where(jnp.arange(2) == player_id, own, other).astype(jnp.int32)
+        return state.replace(cards=cards)
