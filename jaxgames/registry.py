@@ -11,6 +11,7 @@ from jaxgames.core import Env
 _ENVS: dict[str, str] = {
     "ten_half": "jaxgames.ten_half.game:TenHalf",
     "2048": "jaxgames.game2048.game:Game2048",
+    "hex": "jaxgames.hex.game:Hex",
 }
 
 

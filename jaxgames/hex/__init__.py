@@ -1,0 +1,45 @@
+"""Hex: the game (any size from 3 to 19, optional swap rule), fast playouts, SGF, rendering."""
+
+from jaxgames.hex.board import (
+    BLACK,
+    BLACK_STONE,
+    COLUMN_LETTERS,
+    EMPTY,
+    MAX_SIZE,
+    MIN_SIZE,
+    NO_WINNER,
+    WHITE,
+    WHITE_STONE,
+    cell_name,
+    connects,
+    legal_mask,
+    parse_cell,
+    place,
+    random_fill,
+    swap_pieces,
+    winner,
+)
+from jaxgames.hex.game import Hex, State, observation
+
+__all__ = [
+    "BLACK",
+    "BLACK_STONE",
+    "COLUMN_LETTERS",
+    "EMPTY",
+    "MAX_SIZE",
+    "MIN_SIZE",
+    "NO_WINNER",
+    "WHITE",
+    "WHITE_STONE",
+    "Hex",
+    "State",
+    "cell_name",
+    "connects",
+    "legal_mask",
+    "observation",
+    "parse_cell",
+    "place",
+    "random_fill",
+    "swap_pieces",
+    "winner",
+]
