@@ -19,30 +19,31 @@ import numpy as np
 
 from bench import ten_half_python as py
 from jaxgames.ten_half import dp
-from train import ten_half
 from train.algos import mc_control
 from train.common import make_chunk
+from train.games import ten_half as lib
 
 REPEATS = 3
 
 
-def jax_rate(config: ten_half.Config) -> tuple[float, float, dict]:
-    init, update = ten_half.make_update(config)
-    chunk = make_chunk(update, config.num_updates)
-    key = jax.random.key(config.seed)
+def jax_rate(episodes: int, episodes_per_update: int) -> tuple[float, float, dict]:
+    learners = lib.learners(episodes_per_update=episodes_per_update, epsilon=0.1, discount=1.0)
+    init, update = lib.joint(learners)
+    chunk = make_chunk(update, episodes // episodes_per_update)
+    key = jax.random.key(0)
     t = time.perf_counter()
-    jax.block_until_ready(chunk(init(), key, 0))
+    jax.block_until_ready(chunk(init(key), key, 0))
     compile_and_run = time.perf_counter() - t
     seconds = float("inf")
     for _ in range(REPEATS):  # best of several: the machine is shared, noise only slows
         t = time.perf_counter()
-        carry, _ = chunk(init(), key, 0)
+        carry, _ = chunk(init(key), key, 0)
         jax.block_until_ready(carry)
         seconds = min(seconds, time.perf_counter() - t)
-    values = {m: dp.policy_value(np.asarray(mc_control.greedy(mc_control.q_values(carry[m]))).reshape(ten_half.SHAPE))
-              for m in ten_half.METHODS}
-    # both methods ran config.episodes each
-    return 2 * config.episodes / seconds, compile_and_run, values
+    values = {m: dp.policy_value(np.asarray(mc_control.greedy(mc_control.q_values(carry[m]))).reshape(dp.SHAPE))
+              for m in lib.METHODS}
+    # both methods ran ``episodes`` each
+    return 2 * episodes / seconds, compile_and_run, values
 
 
 def python_rate(episodes: int) -> tuple[float, dict]:
@@ -61,15 +62,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=500_000)
     parser.add_argument("--python-episodes", type=int, default=200_000)
-    parser.add_argument("--episodes-per-update", type=int, default=ten_half.Config.episodes_per_update)
+    parser.add_argument("--episodes-per-update", type=int, default=10_000)
     args = parser.parse_args(argv)
-    config = ten_half.Config(episodes=args.episodes, episodes_per_update=args.episodes_per_update,
-                             progress=False)
-    config.validate()
-    ours, first_call, our_values = jax_rate(config)
+    if args.episodes < args.episodes_per_update or args.episodes % args.episodes_per_update:
+        parser.error("--episodes must be a positive multiple of --episodes-per-update")
+    ours, first_call, our_values = jax_rate(args.episodes, args.episodes_per_update)
     peer, peer_values = python_rate(args.python_episodes)
     print(f"device: {jax.devices()[0].device_kind} x{jax.device_count()}, jax {jax.__version__}, "
-          f"python {platform.python_version()}, batch {config.episodes_per_update} episodes/update")
+          f"python {platform.python_version()}, batch {args.episodes_per_update} episodes/update")
     print(f"optimal value {dp.optimal_value():+.4f}")
     print(f"jaxgames (jit, after compile): {ours:12,.0f} episodes/s  "
           f"[first call incl. compile {first_call:.1f} s]  values on={our_values['on_policy']:+.4f} "

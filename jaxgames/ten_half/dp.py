@@ -212,3 +212,13 @@ def stick_values() -> np.ndarray:
     """float64 [22, 6]: exact expected reward of sticking with ``(player_sum, num_cards)``
     (meaningful for sums < 21 and 1..4 cards)."""
     return _stick_values().copy()
+
+
+#: flat tabular index space of a player's decision states (the solver's layout)
+NUM_STATES = int(np.prod(SHAPE))
+
+
+def state_index(state) -> "jax.Array":
+    """Flat index of a ten-and-a-half state in the ``SHAPE`` layout: int32 [] (traceable)."""
+    s, n, f = state.player_sum, state.num_cards, state.num_faces
+    return (s * SHAPE[1] + n) * SHAPE[2] + f

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
-from train import ten_half
+from train.games import ten_half as lib
 from train.algos import mc_control as mc
 
 
@@ -71,12 +71,17 @@ def test_learners_converge_on_a_small_budget():
     from jaxgames.ten_half import dp
     from train.common import make_chunk
 
-    config = ten_half.Config(episodes=200_000, episodes_per_update=5_000)
-    init, update = ten_half.make_update(config)
-    carry, _ = make_chunk(update, config.num_updates)(init(), jax.random.key(1), 0)
-    for m in ten_half.METHODS:
-        policy = np.asarray(mc.greedy(mc.q_values(carry[m]))).reshape(ten_half.SHAPE)
+    learners = lib.learners(episodes_per_update=5_000, epsilon=0.1, discount=1.0)
+    init, update = lib.joint(learners)
+    carry, _ = make_chunk(update, 40)(init(jax.random.key(0)), jax.random.key(1), 0)
+    for m, learner in learners.items():
+        policy = np.asarray(mc.greedy(learner.params(carry[m]))).reshape(dp.SHAPE)
         gap = dp.optimal_value() - dp.policy_value(policy)
         assert 0 <= gap < 0.01, (m, gap)
-        assert ten_half.agreement(policy) > 0.85, m
+        assert lib.agreement(policy) > 0.85, m
+        # the learner's policy is the greedy policy of its Q table, state by state
+        env = jaxgames.make("ten_half")
+        states = jax.vmap(env.init)(jax.random.split(jax.random.key(2), 64))
+        acts = jax.vmap(lambda s: learner.policy(learner.params(carry[m]), s, jax.random.key(0)))(states)
+        np.testing.assert_array_equal(acts, policy[states.player_sum, states.num_cards, states.num_faces])
     assert jaxgames.make("ten_half").num_actions == 2

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 
 from jaxgames import rng
 from jaxgames.core import Env, State
+from train.algos.learner import Learner
 from train.common.mesh import shard_batch
 
 
@@ -191,3 +192,21 @@ def _metrics(carry: MCCarry, episodes: Episode, ended: jax.Array) -> dict:
         "ended_fraction": ended.mean(),
         "greedy_policy": greedy(q).astype(jnp.int8),
     }
+
+
+METHODS = ("on_policy", "off_policy")
+
+
+def make(cfg: MCConfig, env: Env, state_index: Callable[[State], jax.Array], *,
+         method: str = "on_policy") -> Learner:
+    """The learner of ``method`` ("on_policy" ε-greedy first-visit, or "off_policy" weighted
+    importance sampling); its policy is greedy on the learned Q table (``params`` = Q)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    make_update = make_on_policy_update if method == "on_policy" else make_off_policy_update
+
+    def policy(q, state, key):
+        return greedy(q[state_index(state)])
+
+    return Learner(init=lambda key: init(cfg), update=make_update(cfg, env, state_index),
+                   policy=policy, params=q_values)

@@ -2,12 +2,23 @@
 
 from train.common.checkpoint import CheckpointError, Checkpointer
 from train.common.config import RunConfig, parse
-from train.common.driver import DriverResult, make_chunk, run
+from train.common.driver import (
+    BulkyPart,
+    Checkpointing,
+    Display,
+    DivergenceError,
+    DriverResult,
+    Schedule,
+    make_chunk,
+    run,
+)
+from train.common.errors import UserError, exit_on_user_error
 from train.common.mesh import batch_mesh, check_divisible, init_distributed, replicate, shard_batch
 from train.common.rundir import RunDir, markdown_table
 
 __all__ = [
-    "CheckpointError", "Checkpointer", "DriverResult", "RunConfig", "RunDir", "batch_mesh",
-    "check_divisible", "init_distributed", "make_chunk", "markdown_table", "parse", "replicate",
+    "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DivergenceError",
+    "DriverResult", "RunConfig", "RunDir", "Schedule", "UserError", "batch_mesh", "check_divisible",
+    "exit_on_user_error", "init_distributed", "make_chunk", "markdown_table", "parse", "replicate",
     "run", "shard_batch",
 ]

@@ -1,13 +1,22 @@
 """The chunked driver: a jitted ``lax.scan`` of K pure updates on device, then, between chunks
-and in Python only, the progress bar, metrics, evaluation and checkpoint.
+and in Python only, the divergence check, progress bar, metrics, evaluation, a hook that may
+change the carry, and the checkpoint.
 
 Update ``i`` (counted from 0 over the whole run) draws its key as ``fold_in(key, i)``, so a run
-resumed from any checkpoint replays exactly the updates an unbroken run would have made.
+resumed from any checkpoint replays exactly the updates an unbroken run would have made. The
+hook runs before the checkpoint, so what it changes (a model promoted into an opponent pool)
+is saved with the carry and a resumed run stays exact.
+
+    result = run(learner.update, carry, key, Schedule(num_updates=1000, chunk_size=50),
+                 on_chunk=log_and_evaluate, between_chunks=promote,
+                 checkpointing=Checkpointing(latest=ck, config_json=cfg.to_json(), resume=True),
+                 display=Display(desc="hex games"))
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from typing import Any, Callable, Mapping
 
@@ -17,11 +26,61 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from train.common.checkpoint import Checkpointer
+from train.common.errors import UserError
 
 Update = Callable[[Any, jax.Array], tuple[Any, Any]]
 # on_chunk(step, carry, stacked_metrics, seconds) -> flat dict of scalars (shown in the bar);
 # ``seconds`` is the chunk's compute time, compile excluded after the first chunk of a size
 OnChunk = Callable[[int, Any, Any, float], Mapping[str, float]]
+# between_chunks(step, carry) -> carry: deterministic in its inputs, or resuming is not exact
+Hook = Callable[[int, Any], Any]
+
+
+class DivergenceError(UserError):
+    """The parameters or metrics turned non-finite; the last good checkpoint is kept."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    num_updates: int
+    chunk_size: int                        # updates per jitted chunk (the last may be shorter)
+    checkpoint_every: int = 1              # chunks between checkpoints (and after the last one)
+    stop_after_chunks: int | None = None   # end early as a killed run would (tests of --resume)
+
+
+@dataclasses.dataclass(frozen=True)
+class BulkyPart:
+    """A large part of the carry (a replay buffer) saved less often than the rest, or never.
+
+    Resume semantics: the rest of the carry comes from the latest checkpoint; the bulky part
+    from ``checkpointer``'s latest save, or from the fresh carry when it was never saved. The
+    resumed run is exact only if that save was made at the same step as the latest
+    checkpoint (always the case with ``every=1``); otherwise it continues from an older part.
+    """
+
+    get: Callable[[Any], Any]              # carry -> part
+    put: Callable[[Any, Any], Any]         # (carry, part) -> carry; part None = left out
+    checkpointer: Checkpointer | None = None   # None: never saved
+    every: int = 1                         # saved with every ``every``-th checkpoint
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpointing:
+    latest: Checkpointer | None = None
+    config_json: str = "{}"
+    resume: bool = False
+    best: Checkpointer | None = None       # keeps params(carry) at the best ``best_metric`` so far
+    best_metric: str | None = None         # a key of what on_chunk returns; higher is better
+    params: Callable[[Any], Any] = lambda carry: carry
+    bulky: BulkyPart | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Display:
+    enabled: bool = True
+    desc: str = "train"
+    units_per_update: int = 1              # the bar counts units (episodes, moves, games)
+    show: Callable[[Mapping[str, float]], str] | None = None
 
 
 @dataclasses.dataclass
@@ -29,6 +88,7 @@ class DriverResult:
     carry: Any
     step: int
     chunks_run: int
+    resumed_from: int | None = None        # the checkpoint step a resumed run started from
 
 
 def make_chunk(update: Update, chunk_size: int) -> Callable[[Any, jax.Array, jax.Array], tuple[Any, Any]]:
@@ -42,70 +102,107 @@ def make_chunk(update: Update, chunk_size: int) -> Callable[[Any, jax.Array, jax
     return jax.jit(chunk, donate_argnums=0)
 
 
-def run(
-    update: Update,
-    carry: Any,
-    key: jax.Array,
-    *,
-    num_updates: int,
-    chunk_size: int,
-    on_chunk: OnChunk,
-    checkpointer: Checkpointer | None = None,
-    config_json: str = "{}",
-    resume: bool = False,
-    progress: bool = True,
-    desc: str = "train",
-    show: Callable[[Mapping[str, float]], str] | None = None,
-    units_per_update: int = 1,
-    stop_after_chunks: int | None = None,
-    checkpoint_every: int = 1,
-    best_checkpointer: Checkpointer | None = None,
-    best_metric: str | None = None,
-) -> DriverResult:
-    """Run ``num_updates`` updates in chunks of ``chunk_size`` (the last may be shorter).
+@jax.jit
+def _all_finite(tree) -> jax.Array:
+    leaves = [jnp.isfinite(x).all() for x in jax.tree_util.tree_leaves(tree)
+              if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
 
-    ``stop_after_chunks`` ends early as a killed run would (used to test ``--resume``).
-    A checkpoint is written every ``checkpoint_every`` chunks and after the last one. With
-    ``best_metric`` (a key of what ``on_chunk`` returns, higher is better) the carry with the
-    best value seen at a checkpoint is also kept by ``best_checkpointer``.
+
+def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_chunk: OnChunk,
+        between_chunks: Hook | None = None, checkpointing: Checkpointing = Checkpointing(),
+        display: Display = Display()) -> DriverResult:
+    """Run ``schedule.num_updates`` updates of ``update`` from ``carry`` (or, resuming, from the
+    latest checkpoint; a run that never saved one starts from the beginning, saying so).
+
+    Raises :class:`DivergenceError` when a chunk leaves a non-finite float in the carry or its
+    metrics; nothing of that chunk is saved, so the last checkpoint is the last good state.
     """
-    step = 0
-    if resume:
-        if checkpointer is None:
+    ck = checkpointing
+    step, resumed_from = 0, None
+    if ck.resume:
+        if ck.latest is None:
             raise ValueError("resume needs a checkpointer")
-        step, carry, key, _ = checkpointer.restore(carry, key)
+        if ck.latest.latest_step() is None:
+            print(f"--resume: {ck.latest.directory} holds no checkpoint (the run stopped before "
+                  f"its first); starting from the beginning", file=sys.stderr)
+        else:
+            step, carry, key = _restore(ck, carry, key)
+            resumed_from = step
     chunks = {}
-    bar = tqdm(total=num_updates * units_per_update, initial=step * units_per_update,
-               desc=desc, disable=not progress, dynamic_ncols=True, unit_scale=True)
-    n_chunks = 0
+    bar = tqdm(total=schedule.num_updates * display.units_per_update,
+               initial=step * display.units_per_update, desc=display.desc,
+               disable=not display.enabled, dynamic_ncols=True, unit_scale=True)
+    n_chunks = saves = 0
     best = -float("inf")
-    if best_checkpointer is not None and best_checkpointer.latest_step() is not None:
-        best = best_checkpointer.best_value()
+    if ck.best is not None and ck.best.latest_step() is not None:
+        best = ck.best.best_value()
     try:
-        while step < num_updates:
-            size = min(chunk_size, num_updates - step)
+        while step < schedule.num_updates:
+            size = min(schedule.chunk_size, schedule.num_updates - step)
             if size not in chunks:
                 chunks[size] = make_chunk(update, size)
             started = time.perf_counter()
             carry, metrics = chunks[size](carry, key, jnp.int32(step))
             jax.block_until_ready((carry, metrics))
             seconds = time.perf_counter() - started
+            if not bool(_all_finite((carry, metrics))):
+                last = ck.latest.latest_step() if ck.latest is not None else None
+                where = (f"the last good checkpoint (update {last}) is kept in {ck.latest.directory}"
+                         if last is not None else "no checkpoint was saved before it")
+                raise DivergenceError(
+                    f"training diverged: a parameter or metric turned non-finite (NaN or inf) "
+                    f"between updates {step} and {step + size}; {where}. Lower the learning rate "
+                    f"or check the inputs")
             step += size
             n_chunks += 1
             shown = on_chunk(step, carry, metrics, seconds)
-            if checkpointer is not None and (n_chunks % checkpoint_every == 0 or step >= num_updates):
-                checkpointer.save(step, carry, key, config_json)
-                if best_checkpointer is not None and shown and shown[best_metric] > best:
-                    best = float(shown[best_metric])
-                    best_checkpointer.save(step, carry, key, config_json, extra={best_metric: best})
-            bar.update(size * units_per_update)
+            if between_chunks is not None:
+                carry = between_chunks(step, carry)
+            if ck.latest is not None and (n_chunks % schedule.checkpoint_every == 0
+                                          or step >= schedule.num_updates):
+                saves += 1
+                _save(ck, step, carry, key, saves)
+                if ck.best is not None and shown and shown[ck.best_metric] > best:
+                    best = float(shown[ck.best_metric])
+                    ck.best.save(step, ck.params(carry), key, ck.config_json, extra={ck.best_metric: best})
+            bar.update(size * display.units_per_update)
             if shown:
-                bar.set_postfix_str(show(shown) if show else _fmt(shown), refresh=False)
-            if stop_after_chunks is not None and n_chunks >= stop_after_chunks:
+                bar.set_postfix_str(display.show(shown) if display.show else _fmt(shown), refresh=False)
+            if schedule.stop_after_chunks is not None and n_chunks >= schedule.stop_after_chunks:
                 break
     finally:
         bar.close()
-    return DriverResult(carry=carry, step=step, chunks_run=n_chunks)
+    return DriverResult(carry=carry, step=step, chunks_run=n_chunks, resumed_from=resumed_from)
+
+
+def _save(ck: Checkpointing, step: int, carry: Any, key: jax.Array, saves: int) -> None:
+    bulky = ck.bulky
+    if bulky is None:
+        ck.latest.save(step, carry, key, ck.config_json)
+        return
+    ck.latest.save(step, bulky.put(carry, None), key, ck.config_json)
+    if bulky.checkpointer is not None and saves % bulky.every == 0:
+        bulky.checkpointer.save(step, bulky.get(carry), key, ck.config_json)
+
+
+def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, jax.Array]:
+    bulky = ck.bulky
+    if bulky is None:
+        step, carry, key, _ = ck.latest.restore(fresh, key)
+        return step, carry, key
+    step, rest, key, _ = ck.latest.restore(bulky.put(fresh, None), key)
+    part = bulky.get(fresh)
+    if bulky.checkpointer is not None and bulky.checkpointer.latest_step() is not None:
+        part_step, part, _, _ = bulky.checkpointer.restore(part, key)
+        if part_step != step:
+            print(f"resuming at update {step} with the part saved at update {part_step} "
+                  f"(it is saved less often): the run continues, but not exactly as an unbroken "
+                  f"run would", file=sys.stderr)
+    else:
+        print(f"resuming at update {step} with a fresh copy of the part not checkpointed",
+              file=sys.stderr)
+    return step, bulky.put(rest, part), key
 
 
 def _fmt(metrics: Mapping[str, float]) -> str:
