@@ -84,21 +84,23 @@ def test_checkpoint_round_trip_and_clear_errors(tmp_path):
 
 
 def test_resumed_run_checkpoints_where_an_unbroken_run_does(tmp_path):
-    from train.common import run
+    from train.common import Checkpointing, Display, Schedule, run
 
     def update(carry, key):
         return carry + jax.random.uniform(key), carry
 
-    def go(**kw):
+    def go(resume=False, **kw):
         ck = Checkpointer(tmp_path / "ck", keep=10)
-        out = run(update, jnp.float32(0), jax.random.key(0), num_updates=8, chunk_size=2,
-                  on_chunk=lambda *a: {}, checkpointer=ck, checkpoint_every=2, progress=False, **kw)
+        out = run(update, jnp.float32(0), jax.random.key(0),
+                  Schedule(num_updates=8, chunk_size=2, checkpoint_every=2, **kw),
+                  on_chunk=lambda *a: {}, checkpointing=Checkpointing(latest=ck, resume=resume),
+                  display=Display(enabled=False))
         return out, sorted(int(p.name) for p in (tmp_path / "ck").iterdir() if p.name.isdigit())
 
     first, saved = go(stop_after_chunks=3)      # killed after chunk 3: saved at chunk 2 only
     assert first.step == 6 and saved == [4]
     resumed, saved = go(resume=True)              # resumes at step 4, saves at chunk 4 (step 8)
     assert resumed.step == 8 and saved == [4, 8]
-    unbroken = run(update, jnp.float32(0), jax.random.key(0), num_updates=8, chunk_size=2,
-                   on_chunk=lambda *a: {}, progress=False)
+    unbroken = run(update, jnp.float32(0), jax.random.key(0), Schedule(num_updates=8, chunk_size=2),
+                   on_chunk=lambda *a: {}, display=Display(enabled=False))
     assert float(resumed.carry) == float(unbroken.carry)

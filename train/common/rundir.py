@@ -231,12 +231,8 @@ class RunDir:
 
         latest = Checkpointer(self.checkpoints, keep=keep)
         best_ck = Checkpointer(self.path / "best", keep=1) if best else None
-        if self.resumed:
-            step = latest.latest_step()
-            if step is None:
-                print(f"--resume: {self.path} has no checkpoint yet (it was stopped before its "
-                      f"first one): starting it from the beginning", file=sys.stderr)
-            self.truncate_metrics(step)
+        if self.resumed:  # None (no checkpoint yet): the driver starts from the beginning
+            self.truncate_metrics(latest.latest_step())
         return latest, best_ck
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
