@@ -1,0 +1,333 @@
+"""Plain UCT with random playouts, as in the Hex source; game-agnostic, batched and jitted.
+
+The algorithm is the source's (Zhang, Meng & Yang 2020, "基于强化学习的海克斯棋博弈算法研究与实现",
+sec. 1.2), run ``num_simulations`` times from the searched position:
+
+1. Selection. At a node, if some legal child has never been explored, pick one of them
+   uniformly at random; otherwise pick the child of highest ``UCB`` (the source's eq. (4)):
+
+       UCB = W/N + C * sqrt(2 ln N' / N)
+
+   ``N``: the child's visits, ``W``: its wins for the player choosing at the node, ``N'``: the
+   node's own visits, ``C``: ``exploration``. Selection continues down the chosen child
+   unless it was unexplored (step 2) or is a finished game (step 3 with its exact result).
+2. Expansion: the unexplored child becomes a node of the tree.
+3. Simulation: both sides play uniformly random legal moves from the new node to the end
+   (``env.playout_returns``).
+4. Backup: every node on the path from the new node up to the root gains one visit, and one
+   win for each player who won that playout (a draw counts 1/2).
+
+The source does not give a value for ``C``; the default ``C = 1`` makes eq. (4) exactly UCB1
+(Auer et al. 2002, as used in UCT by Kocsis & Szepesvári 2006). OpenSpiel's ``uct_c`` is
+``C * sqrt(2)`` in its own form ``W/N + uct_c * sqrt(ln N' / N)``.
+
+Wins are counted from the playout's returns from the searched position to the end of the
+game (a player with a positive return won, zero is a draw), so the search is game-agnostic:
+any deterministic, perfect-information env of the contract, any number of players (each
+player's choices maximise their own win rate). Finished games inside the tree (terminated or
+truncated) are scored exactly and never played out.
+
+Layout: the tree lives in fixed-size arrays of ``num_simulations + 1`` nodes (node 0 is the
+root, the node expanded by simulation ``i`` is node ``i + 1``); children are indexed
+``[node, action]`` and each node keeps its whole env state, so a simulation steps the env once
+(the expansion) instead of replaying the path.
+
+Batching: :func:`uct_search` takes one state; ``jax.vmap`` it for a batch. The search itself
+is written for an explicit batch axis and registered as the function's vmap rule
+(``jax.custom_batching.custom_vmap``): a plainly vmapped ``while_loop`` with a batched
+condition would ``select`` every carried array at every iteration, i.e. copy the whole tree
+per step of every backup; with the explicit batch, the loops carry only per-game cursors and
+the tree is updated in place by scatters.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from jaxgames import rng
+from jaxgames.core import Env, State
+
+Array = jax.Array
+
+#: ``C`` of eq. (4). The source leaves it unstated; 1 makes eq. (4) exactly UCB1.
+DEFAULT_EXPLORATION = 1.0
+
+UNEXPLORED = -1  # children_index of a child not yet in the tree
+NO_PARENT = -1   # parents / action_from_parent of the root and of unused node slots
+
+
+@chex.dataclass(frozen=True)
+class UCTTree:
+    """The search tree of one position (a leading batch axis ``[B]`` when vmapped).
+
+    ``N = num_simulations + 1`` nodes; ``A = env.num_actions``; ``P = env.num_players``.
+    Statistics live on the edges, children-major, so that selection reads one row per node.
+    A node's own visit count ``N'`` is the sum of its row, plus one for the simulation that
+    created it (every node but the root). Slots of simulations that ended in a finished game
+    already in the tree stay unused (``parents == -1``; their ``node_states`` are arbitrary).
+    """
+
+    node_states: Any           # State, every leaf [N, ...]  the position at each node
+    node_returns: Array        # float32 [N, P]  rewards collected from the root to the node
+    parents: Array             # int32 [N]       -1 at the root and in unused slots
+    action_from_parent: Array  # int32 [N]       -1 at the root and in unused slots
+    children_index: Array      # int32 [N, A]    node of each child, -1 if unexplored
+    children_visits: Array     # int32 [N, A]    N of each child
+    children_wins: Array       # float32 [N, A]  W of each child for the player to move at the node
+
+    @property
+    def num_nodes(self) -> int:
+        return self.parents.shape[-1]
+
+
+@chex.dataclass(frozen=True)
+class UCTOutput:
+    """What :func:`uct_search` returns for one position (a leading ``[B]`` when vmapped)."""
+
+    action: Array        # int32 []      the most visited root child (tie rule: see uct_search)
+    visit_counts: Array  # int32 [A]     N of each root child (0: illegal or never explored)
+    win_rates: Array     # float32 [A]   W/N of each root child for the root's mover (0 where N = 0)
+    value: Array         # float32 []    the root mover's win rate over all simulations
+    tree: UCTTree        # the whole tree (unused parts are removed by XLA under jit)
+
+
+def uct_search(env: Env, state: State, key: Array, *, num_simulations: int,
+               exploration: float = DEFAULT_EXPLORATION) -> UCTOutput:
+    """Plain UCT from one position: ``num_simulations`` simulations, then the most visited move.
+
+    Args:
+      env: a deterministic, perfect-information env of the contract with
+        ``playout_returns(state, key) -> float32 [num_players]``.
+      state: the position to search (one game; ``jax.vmap`` this function for a batch).
+      key: consumed.
+      num_simulations: how many selection-expansion-playout-backup rounds (>= 1).
+      exploration: ``C`` of eq. (4).
+
+    Returns:
+      :class:`UCTOutput`. The chosen action is the legal root child with the most visits;
+      ties go to the higher win rate, then to the lowest action index.
+    """
+    _check(env, num_simulations, exploration)
+    search = _batched_search(env, int(num_simulations), float(exploration))
+    out = search(jax.tree_util.tree_map(lambda x: x[None], state), key[None])
+    return jax.tree_util.tree_map(lambda x: x[0], out)
+
+
+def uct_policy(env: Env, *, num_simulations: int, exploration: float = DEFAULT_EXPLORATION):
+    """An arena policy ``policy(params, state, key) -> action`` (int32 []); params are ignored."""
+    _check(env, num_simulations, exploration)
+
+    def policy(params, state, key):
+        del params  # plain UCT has no parameters
+        return uct_search(env, state, key, num_simulations=num_simulations,
+                          exploration=exploration).action
+
+    return policy
+
+
+def _check(env: Env, num_simulations: int, exploration: float) -> None:
+    if int(num_simulations) < 1:
+        raise ValueError(f"num_simulations must be >= 1, got {num_simulations}")
+    if not exploration >= 0:
+        raise ValueError(f"exploration must be >= 0, got {exploration}")
+    if getattr(env, "stochastic", False) or not getattr(env, "perfect_information", True):
+        raise ValueError(f"plain UCT needs a deterministic perfect-information game; {env.id!r} is not")
+    if not hasattr(env, "playout_returns"):
+        raise ValueError(f"{env.id!r} has no playout_returns(state, key)")
+
+
+# -- the batched search, registered as the vmap rule ------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _batched_search(env: Env, num_simulations: int, exploration: float):
+    """``(states [B], keys [B]) -> UCTOutput [B]``, whose own vmap folds the new axis into B."""
+
+    @jax.custom_batching.custom_vmap
+    def search(states, keys):
+        return _search(env, states, keys, num_simulations=num_simulations, exploration=exploration)
+
+    @search.def_vmap
+    def _fold(axis_size, in_batched, states, keys):
+        # vmap over a [B]-batched call: run one [axis_size * B] search (through `search` again,
+        # so that nested vmaps fold as well) and split the batch back.
+        def flat(x, batched):
+            if not batched:
+                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
+
+        states = jax.tree_util.tree_map(flat, states, in_batched[0])
+        keys = flat(keys, in_batched[1])
+        out = search(states, keys)
+        out = jax.tree_util.tree_map(lambda x: x.reshape((axis_size, -1) + x.shape[1:]), out)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return search
+
+
+def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
+            exploration: float) -> UCTOutput:
+    """The search over an explicit batch: ``states`` [B], ``keys`` [B] -> UCTOutput [B]."""
+    batch = keys.shape[0]
+    num_nodes = num_simulations + 1
+    num_actions, num_players = env.num_actions, env.num_players
+    chex.assert_shape(states.legal_action_mask, (batch, num_actions))
+    lanes = jnp.arange(batch)
+
+    def root_slot(x):
+        full = jnp.zeros((batch, num_nodes) + x.shape[1:], x.dtype)
+        return full.at[:, 0].set(x)
+
+    tree = UCTTree(
+        node_states=jax.tree_util.tree_map(root_slot, states),
+        node_returns=jnp.zeros((batch, num_nodes, num_players), jnp.float32),
+        parents=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
+        action_from_parent=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
+        children_index=jnp.full((batch, num_nodes, num_actions), UNEXPLORED, jnp.int32),
+        children_visits=jnp.zeros((batch, num_nodes, num_actions), jnp.int32),
+        children_wins=jnp.zeros((batch, num_nodes, num_actions), jnp.float32),
+    )
+    # One key per game per simulation, split up front (unrolled Threefry: cheap on CPU).
+    sim_keys = jax.vmap(lambda k: rng.split(k, num_simulations))(keys)  # [B, S]
+
+    def simulate(sim, tree):
+        select_key, step_key, playout_key = jnp.moveaxis(
+            jax.vmap(lambda k: rng.split(k, 3))(sim_keys[:, sim]), 1, 0)  # 3 x [B]
+        word = jax.vmap(lambda k: rng.random_words(k, 1)[0])(select_key)  # uint32 [B]
+        node, action, expand = _select(tree, word, exploration)
+
+        # Expansion: step the env from the chosen node. Games whose selection ended in a
+        # finished game step it too (a no-op, by the contract) and discard the result.
+        parent_state = jax.tree_util.tree_map(lambda x: x[lanes, node], tree.node_states)
+        child = jax.vmap(env.step)(parent_state, action, step_key)
+        finished = child.terminated | child.truncated
+        # Simulation: random play to the end from the new node; a finished one is exact.
+        playout = jax.vmap(env.playout_returns)(child, playout_key)
+        returns_to_node = tree.node_returns[lanes, node]
+        returns_to_child = returns_to_node + child.rewards
+        outcome = jnp.where(expand[:, None],
+                            returns_to_child + jnp.where(finished[:, None], 0.0, playout),
+                            returns_to_node)  # the finished leaf's exact result
+
+        new = jnp.where(expand, sim + 1, num_nodes)  # out of range: dropped by the scatters
+        put = lambda x, v: x.at[lanes, new].set(v, mode="drop")  # noqa: E731
+        tree = tree.replace(
+            node_states=jax.tree_util.tree_map(put, tree.node_states, child),
+            node_returns=put(tree.node_returns, returns_to_child),
+            parents=put(tree.parents, node),
+            action_from_parent=put(tree.action_from_parent, action),
+            children_index=tree.children_index.at[
+                lanes, jnp.where(expand, node, num_nodes), action].set(new, mode="drop"),
+        )
+        leaf = jnp.where(expand, new, node)
+        return _backup(tree, leaf, _wins(outcome))
+
+    tree = jax.lax.fori_loop(0, num_simulations, simulate, tree)
+    return _root_output(tree, states)
+
+
+def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Array, Array]:
+    """Walk down from the root: ``(node [B], action [B], expand [B])``.
+
+    ``expand``: ``action`` is an unexplored child of ``node`` to add. Otherwise the walk
+    entered a finished game: ``node`` is that leaf (``action`` is stale).
+    """
+    batch, _, num_actions = tree.children_index.shape
+    lanes = jnp.arange(batch)
+    states = tree.node_states
+    finished_nodes = states.terminated | states.truncated  # [B, N]
+    actions = jnp.arange(num_actions, dtype=jnp.int32)
+    # A random priority per (game, action) for this simulation, the action index in its low
+    # bits: the largest among the unexplored children is a uniform random pick of them (the
+    # source's rule), found by one max (XLA's CPU argmax is a slow two-operand reduction).
+    bits = max(1, (num_actions - 1).bit_length())
+    priority = (_mix32(word[:, None] ^ (actions.astype(jnp.uint32) * jnp.uint32(0x9E3779B9)))
+                << bits) | actions.astype(jnp.uint32)                       # uint32 [B, A]
+    low = jnp.uint32((1 << bits) - 1)
+    c2 = 2.0 * exploration * exploration  # C sqrt(2 ln N' / N) = sqrt(C^2 2 ln N' / N)
+
+    def cond(c):
+        return c[3].any()
+
+    def body(c):
+        node, action, expand, walking = c
+        visits = tree.children_visits[lanes, node]                # [B, A] one row each
+        legal = states.legal_action_mask[lanes, node]             # [B, A]
+        explored = visits > 0  # a child gets its first visit in the simulation that adds it
+        unexplored = legal & ~explored
+        expand_here = unexplored.any(-1)
+        pick_new = (jnp.max(jnp.where(unexplored, priority, 0), -1) & low).astype(jnp.int32)
+        # Eq. (4); N' = the node's visits = its children's + the one that created it.
+        n = jnp.maximum(visits, 1).astype(jnp.float32)
+        parent_n = (visits.sum(-1) + (node != 0)).astype(jnp.float32)
+        ucb = tree.children_wins[lanes, node] / n + jnp.sqrt(c2 * jnp.log(parent_n)[:, None] / n)
+        ucb = jnp.where(explored, ucb, -jnp.inf)
+        # first index of the largest value: ties go to the lowest action
+        best = jnp.max(ucb, -1, keepdims=True)
+        pick_best = jnp.min(jnp.where(ucb == best, actions, num_actions), -1)
+        chosen = jnp.where(expand_here, pick_new, pick_best)
+        down = tree.children_index[lanes, node, chosen]
+        # Games that stopped walking keep their cursor.
+        descend = walking & ~expand_here
+        return (jnp.where(descend, down, node),
+                jnp.where(walking, chosen, action),
+                jnp.where(walking, expand_here, expand),
+                descend & ~finished_nodes[lanes, jnp.maximum(down, 0)])
+
+    zeros = jnp.zeros(batch, jnp.int32)
+    init = (zeros, zeros, jnp.zeros(batch, bool), jnp.ones(batch, bool))
+    node, action, expand, _ = jax.lax.while_loop(cond, body, init)
+    return node, action, expand
+
+
+def _backup(tree: UCTTree, leaf: Array, wins: Array) -> UCTTree:
+    """Every edge from the root down to ``leaf`` [B] gains one visit and its chooser's share
+    of ``wins`` [B, P]."""
+    batch, num_nodes = tree.parents.shape
+    lanes = jnp.arange(batch)
+    movers = tree.node_states.current_player  # [B, N]
+
+    def body(c):
+        node, visits, node_wins = c
+        parent = tree.parents[lanes, node]
+        at = jnp.where(node > 0, parent, num_nodes)  # games already at the root: dropped
+        action = tree.action_from_parent[lanes, node]
+        credit = wins[lanes, jnp.maximum(movers[lanes, jnp.maximum(parent, 0)], 0)]
+        visits = visits.at[lanes, at, action].add(1, mode="drop")
+        node_wins = node_wins.at[lanes, at, action].add(credit, mode="drop")
+        return jnp.where(node > 0, parent, 0), visits, node_wins
+
+    _, visits, node_wins = jax.lax.while_loop(
+        lambda c: (c[0] > 0).any(), body, (leaf, tree.children_visits, tree.children_wins))
+    return tree.replace(children_visits=visits, children_wins=node_wins)
+
+
+def _wins(returns: Array) -> Array:
+    """float32 [..., P]: 1 for a positive return (a win), 1/2 for zero (a draw), else 0."""
+    return jnp.where(returns > 0, 1.0, jnp.where(returns == 0, 0.5, 0.0)).astype(jnp.float32)
+
+
+def _mix32(x: Array) -> Array:
+    """A 32-bit integer hash (lowbias32, Wellons): equal inputs, equal outputs; else unrelated."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def _root_output(tree: UCTTree, states: State) -> UCTOutput:
+    visits = tree.children_visits[:, 0]                                   # [B, A]
+    wins = tree.children_wins[:, 0]
+    win_rates = wins / jnp.maximum(visits, 1)
+    # Most visits; ties: the higher win rate, then the lowest index (argmax takes the first).
+    most = visits == visits.max(-1, keepdims=True)
+    action = jnp.argmax(jnp.where(most & states.legal_action_mask, win_rates, -1.0), -1)
+    value = wins.sum(-1) / jnp.maximum(visits.sum(-1), 1)
+    return UCTOutput(action=action.astype(jnp.int32), visit_counts=visits,
+                     win_rates=win_rates.astype(jnp.float32), value=value, tree=tree)
