@@ -5,19 +5,71 @@
 
 import json
 import pathlib
+import re
 
 HERE = pathlib.Path(__file__).parent
+PYPROJECT = HERE.parent / "pyproject.toml"
+URL_KEYS = ("Repository", "Source", "Homepage")
 
-INSTALL = '''# Install jaxgames (skipped when it is already importable, e.g. in a local checkout).
-import importlib.util, json, os, subprocess, sys
-REPO_URL = os.environ.get("JAXGAMES_REPO", "https://github.com/jaxgames/jaxgames")
+
+def project_url(pyproject: pathlib.Path = PYPROJECT) -> str | None:
+    """The project's address from ``[project.urls]`` (Repository, Source or Homepage), or None.
+    The one place it is written; the notebooks get it when they are generated."""
+    try:
+        import tomllib
+        urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
+    except ImportError:  # Python 3.10: the one table we need, read plainly
+        table = re.search(r"^\[project\.urls\]\s*$(.*?)(?=^\[|\Z)", pyproject.read_text(), re.M | re.S)
+        urls = dict(re.findall(r'^\s*"?([\w.-]+)"?\s*=\s*"([^"]+)"', table.group(1), re.M)) if table else {}
+    return next((urls[k] for k in URL_KEYS if urls.get(k)), None)
+
+
+# Runs in the notebook (and, alone, in tests/test_notebooks.py): what to pip-install.
+SOURCE_FN = '''def jaxgames_source(project_url):
+    """``(pip target, folder to import from or None)``, the first there is of: JAXGAMES_REPO
+    (a git address or a folder), a jaxgames wheel uploaded next to this notebook, the clone this
+    notebook sits in, the project's address (pyproject.toml's [project.urls] when the notebook
+    was generated)."""
+    import glob, os, pathlib, re
+    url = os.environ.get("JAXGAMES_REPO")
+    wheels = glob.glob("jaxgames-*.whl")
+    if not url and wheels:
+        return max(wheels, key=os.path.getmtime), None
+    here = pathlib.Path.cwd()
+    for folder in ([] if url else [here, *list(here.parents)[:2]]):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and re.search(r'^name\\s*=\\s*"jaxgames"', pyproject.read_text(), re.M):
+            return str(folder), str(folder)
+    url = url or project_url
+    if url:
+        return (url if url.startswith("git+") or os.path.isdir(url) else "git+" + url), None
+    raise SystemExit(
+        "jaxgames is not installed and this notebook does not know where to get it: upload a "
+        "jaxgames wheel (jaxgames-*.whl, made with `pip wheel --no-deps .` in a clone) next to "
+        "this notebook, or set JAXGAMES_REPO to the project's git address "
+        "(os.environ['JAXGAMES_REPO'] = 'https://...'), then run this cell again")'''
+
+
+def install_cell(url: str | None) -> str:
+    return f'''# Install jaxgames, unless it is importable already (a local checkout, CI).
+import importlib, importlib.util, json, os, subprocess, sys
+PROJECT_URL = {url!r}  # [project.urls] of pyproject.toml, written by colab/make_notebooks.py
+
+{SOURCE_FN}
+
 if importlib.util.find_spec("jaxgames") is None:
-    if not os.path.isdir("jaxgames"):
-        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, "jaxgames"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "jaxgames"], check=True)
-    sys.path.insert(0, os.path.abspath("jaxgames"))
+    target, folder = jaxgames_source(PROJECT_URL)
+    print("installing jaxgames from", target)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", *(["-e"] if folder else []), target],
+                   check=True)
+    if folder:  # an editable install is seen by new processes only
+        sys.path.insert(0, folder)
+    importlib.invalidate_caches()
 import jax
 print("jax", jax.__version__, "devices:", jax.devices())'''
+
+
+INSTALL = install_cell(project_url())
 
 RUNS_DIR = '''# Where runs are written. A path that cannot be written to stops here with the reason.
 import pathlib
@@ -114,16 +166,20 @@ display(SVG(render.render_svg(board)))'''),
 NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048}
 
 
-def write(name, cells):
+def build(cells) -> dict:
     nb = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                       "language": "python"},
                                        "language_info": {"name": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     for i, c in enumerate(nb["cells"]):
         c["id"] = f"cell-{i}"
-    (HERE / name).write_text(json.dumps(nb, indent=1) + "\n")
+    return nb
+
+
+def text(cells) -> str:
+    return json.dumps(build(cells), indent=1) + "\n"
 
 
 if __name__ == "__main__":
     for name, cells in NOTEBOOKS.items():
-        write(name, cells)
+        (HERE / name).write_text(text(cells))

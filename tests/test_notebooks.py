@@ -1,7 +1,10 @@
 """Every colab notebook runs top to bottom (tiny budgets via environment variables)."""
 
+import importlib.util
 import os
 import pathlib
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -9,6 +12,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("make_notebooks", REPO / "colab" / "make_notebooks.py")
+make_notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_notebooks)
 TINY = {
     "ten_half.ipynb": {"JAXGAMES_NOTEBOOK_EPISODES": "20000"},
     "game2048.ipynb": {"JAXGAMES_NOTEBOOK_MOVES": "16000", "JAXGAMES_NOTEBOOK_ARGS":
@@ -46,3 +52,54 @@ def test_notebook_with_unwritable_runs_dir_fails_clearly(tmp_path):
     with pytest.raises(CellExecutionError, match="not writable"):
         run_notebook("ten_half.ipynb", tmp_path,
                      {**TINY["ten_half.ipynb"], "JAXGAMES_RUNS_DIR": str(blocker / "runs")})
+
+
+# -- the install cell (no kernel needed) --------------------------------------------------------
+
+
+def test_notebooks_are_generated_with_the_projects_address():
+    for name, cells in make_notebooks.NOTEBOOKS.items():
+        assert (REPO / "colab" / name).read_text() == make_notebooks.text(cells), \
+            f"colab/{name} is stale: run python colab/make_notebooks.py"
+    install = make_notebooks.INSTALL
+    assert f"PROJECT_URL = {make_notebooks.project_url()!r}" in install
+    assert "github.com/jaxgames/jaxgames" not in install
+
+
+def test_project_url_comes_from_pyproject(tmp_path, monkeypatch):
+    toml = tmp_path / "pyproject.toml"
+    toml.write_text('[project]\nname = "jaxgames"\n\n[project.urls]\nHomepage = "https://h.example"\n'
+                    'Repository = "https://git.example/o/jaxgames"\n\n[tool.x]\ny = "z"\n')
+    assert make_notebooks.project_url(toml) == "https://git.example/o/jaxgames"
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # Python 3.10 reads the table plainly
+    assert make_notebooks.project_url(toml) == "https://git.example/o/jaxgames"
+    toml.write_text('[project]\nname = "jaxgames"\n')
+    assert make_notebooks.project_url(toml) is None
+
+
+def test_install_cell_picks_its_source(tmp_path, monkeypatch):
+    ns = {}
+    exec(make_notebooks.SOURCE_FN, ns)
+    source = ns["jaxgames_source"]
+    monkeypatch.delenv("JAXGAMES_REPO", raising=False)
+    work = tmp_path / "clone" / "colab"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit, match=r"upload a jaxgames wheel .* or set JAXGAMES_REPO"):
+        source(None)
+    assert source("https://git.example/o/jaxgames") == ("git+https://git.example/o/jaxgames", None)
+    (tmp_path / "clone" / "pyproject.toml").write_text('[project]\nname = "jaxgames"\n')
+    assert source("https://git.example/o/jaxgames") == (str(tmp_path / "clone"),) * 2  # editable
+    (work / "jaxgames-0.1.0-py3-none-any.whl").write_bytes(b"")
+    assert source(None) == ("jaxgames-0.1.0-py3-none-any.whl", None)
+    monkeypatch.setenv("JAXGAMES_REPO", "https://mirror.example/jaxgames.git")
+    assert source(None) == ("git+https://mirror.example/jaxgames.git", None)
+
+
+def test_install_cell_without_a_source_stops_with_what_to_set(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAXGAMES_REPO")}
+    out = subprocess.run([sys.executable, "-S", "-c", make_notebooks.install_cell(None)], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0
+    assert "set JAXGAMES_REPO" in out.stderr and "jaxgames-*.whl" in out.stderr
+    assert "Traceback" not in out.stderr and list(tmp_path.iterdir()) == []
