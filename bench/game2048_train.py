@@ -62,12 +62,14 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0) -> d
     import jax.numpy as jnp
     import numpy as np
 
+    from jaxgames.game2048.board import BoardModel
     from train.algos import ntuple_td as td
+    MODEL = BoardModel("2048")
     from train.common import make_chunk
 
     cfg = td.TDConfig(num_games=num_games)
-    carry = td.init(cfg, jax.random.key(seed))
-    chunk = make_chunk(td.make_update(cfg), chunk_size)
+    carry = td.init(cfg, MODEL, jax.random.key(seed))
+    chunk = make_chunk(td.make_update(cfg, MODEL), chunk_size)
     key = jax.random.key(seed + 1)
 
     t = time.perf_counter()

@@ -1,7 +1,7 @@
 """2048: n-tuple network TD learning on afterstates, evaluated with expectimax.
 
     python -m train.game2048                          # quick preset (<= 10 min on a 2-core CPU)
-    python -m train.game2048 --preset full            # optimistic init + TC, <= 1 hour
+    python -m train.game2048 --preset full            # TD(0) for 2.7 G moves
     python -m train.game2048 --lam 0.5 --tc --run-name tdl-tc
 
 Writes runs/game2048/<run-name>/: config.json, metrics.jsonl, checkpoints/, tables.npz (the
@@ -18,19 +18,21 @@ import time
 from typing import Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
+import jaxgames
+from jaxgames.core import random_policy
 from jaxgames.game2048 import board as B
 from jaxgames.game2048 import players
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
+from jaxgames.game2048.tables import export_tables, load_tables
 from train.algos import ntuple_td as td
-from train.common import RunConfig, RunDir, parse, run
-from train.common.plots import line_plot, plt
-from train.common.rundir import markdown_table
+from train.common import (Checkpointing, Display, RunConfig, RunDir, Schedule, UserError,
+                          exit_on_user_error, parse, run)
+from train.games import game2048 as lib
 
 GAME = "game2048"
-TABLES_FORMAT = 1
+PROG = "python -m train.game2048"
 
 
 def _patterns_str(patterns) -> str:
@@ -125,176 +127,106 @@ PRESETS = {
 
 
 def td_config(config: Config) -> td.TDConfig:
-    return td.TDConfig(network=config.network(), variant=config.variant, num_games=config.num_games,
+    return td.TDConfig(network=config.network(), num_games=config.num_games,
                        learning_rate=config.learning_rate, lam=config.lam,
                        trace_length=config.trace_length, optimistic_init=config.optimistic_init,
                        tc=config.tc)
 
 
-# -- tables export / import (npz, no pickle) ---------------------------------------------------
-
-
-def export_tables(path, net: NTupleNetwork, weights, variant: str) -> None:
-    np.savez_compressed(path, tables=np.asarray(net.tables(weights)), patterns=np.asarray(net.patterns),
-                        base=net.base, variant=variant, format_version=TABLES_FORMAT)
-
-
-def load_tables(path, net: NTupleNetwork, variant: str) -> jax.Array:
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            tables, patterns = f["tables"], f["patterns"]
-            base, saved_variant, version = int(f["base"]), str(f["variant"]), int(f["format_version"])
-    except Exception as e:
-        raise ValueError(f"{path} is not a readable tables file ({type(e).__name__}: {e})") from e
-    if version != TABLES_FORMAT:
-        raise ValueError(f"{path}: format version {version}, this code reads {TABLES_FORMAT}")
-    if tuple(map(tuple, patterns.tolist())) != net.patterns or base != net.base or saved_variant != variant:
-        raise ValueError(f"{path} holds patterns {patterns.tolist()} base {base} variant {saved_variant}; "
-                         f"this run uses {list(net.patterns)} base {net.base} variant {variant}")
-    return jnp.asarray(tables.reshape(-1), jnp.float32)
-
-
-# -- evaluation ---------------------------------------------------------------------------------
-
-
-class Evaluator:
-    """Jitted evaluation games, built once per (depth, games)."""
-
-    def __init__(self, net: NTupleNetwork, variant: str):
-        self.net, self.variant = net, variant
-        self._fns = {}
-
-    def __call__(self, weights, key, *, depth: int, num_games: int) -> players.GameStats:
-        if (depth, num_games) not in self._fns:
-            self._fns[(depth, num_games)] = jax.jit(self._game_fn(depth, num_games))
-        score, tile, moves = self._fns[(depth, num_games)](weights, key)
-        return players.GameStats(np.asarray(score, np.int64), np.asarray(tile, np.int64),
-                                 np.asarray(moves, np.int64))
-
-    def _game_fn(self, depth, num_games):
-        net, variant = self.net, self.variant
-
-        def fn(weights, key):
-            player = players.value_player(lambda b: net.value(weights, b), depth, variant)
-            return players.play_games(player, key, num_games=num_games, variant=variant)
-        return fn
-
-
-# -- the run ------------------------------------------------------------------------------------
-
-
 def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     start = time.time()
-    rundir = RunDir(config.runs_dir, GAME, config, resume=config.resume)
-    checkpointer, best_checkpointer = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
     tdc = td_config(config)
     net = tdc.network
+    env = jaxgames.make("2048", variant=config.variant)
+    learner = td.make(tdc, env)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
-    carry = td.init(tdc, init_key)
-    if config.init_tables:
-        carry = carry.replace(table=td.make_table(load_tables(config.init_tables, net, config.variant), config.tc))
-    update = td.make_update(tdc)
-    evaluate = Evaluator(net, config.variant)
-    totals = {"games": 0, "moves": 0, "seconds": 0.0}
-    if config.resume and rundir.metrics():
-        last = rundir.metrics()[-1]
-        totals = {"games": last["train_games"], "moves": last["train_moves"], "seconds": last["train_seconds"]}
-    def on_chunk(step, carry, m, seconds):
-        ended = int(np.asarray(m["games_ended"]).sum())
-        moves = int(np.asarray(m["moves"], np.int64).sum())
-        totals["games"] += ended
-        totals["moves"] += moves
-        totals["seconds"] += seconds
-        hist = np.asarray(m["ended_max_tile_hist"]).sum(0)
-        ev = evaluate(carry.weights, jax.random.fold_in(eval_key, step), depth=1,
-                      num_games=config.eval_games)
-        row = {"train_games": totals["games"], "train_moves": totals["moves"],
-               "train_seconds": totals["seconds"],
-               "moves_per_second": moves / max(seconds, 1e-9),
-               "train_avg_score": float(np.asarray(m["ended_score_sum"]).sum()) / max(ended, 1),
-               "train_rate_2048": float(hist[11:].sum()) / max(ended, 1),
-               **ev.summary("eval_")}
-        rundir.log(step, row)
-        return {"moves/s": row["moves_per_second"], "avg": row["train_avg_score"],
-                "eval": row["eval_avg_score"]}
+    carry = learner.init(init_key)
+    if config.init_tables:  # checked before the run folder exists: a refusal leaves nothing
+        try:
+            weights = load_tables(config.init_tables, net, config.variant)
+        except ValueError as e:
+            raise UserError(f"--init-tables: {e}") from None
+        carry = carry.replace(table=td.make_table(weights, config.tc))
+    if config.num_updates * config.num_games != config.train_moves:
+        print(f"--train-moves {config.train_moves:,} rounded to {config.num_updates * config.num_games:,}: "
+              f"every update moves all {config.num_games} games once", file=sys.stderr)
+    value_player = players.value_policy(net, 1, config.variant)
+    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
+        checkpointer, best_checkpointer = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
+        totals = {"games": 0, "moves": 0, "seconds": 0.0}
+        if config.resume and rundir.metrics():
+            last = rundir.metrics()[-1]
+            totals = {"games": last["train_games"], "moves": last["train_moves"],
+                      "seconds": last["train_seconds"]}
 
-    result = run(update, carry, train_key, num_updates=config.num_updates,
-                 chunk_size=min(config.updates_per_chunk, config.num_updates), on_chunk=on_chunk,
-                 checkpointer=checkpointer, config_json=config.to_json(), resume=config.resume,
-                 progress=config.progress, desc="2048 moves", units_per_update=config.num_games,
-                 stop_after_chunks=stop_after_chunks, checkpoint_every=config.checkpoint_every,
-                 best_checkpointer=best_checkpointer, best_metric="eval",
-                 show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
-                                f"eval 1-ply {s['eval']:,.0f}")
-    checkpointer.close()
-    best_checkpointer.close()
-    if result.step < config.num_updates:
-        return {}
-    weights = result.carry.weights
-    export_tables(rundir.path / "tables.npz", net, weights, config.variant)
-    summary = {}
-    per_depth = {}
-    for depth in config.final_depths:
-        games = config.final_games if depth == 1 else config.final_games_deep
-        stats = evaluate(weights, jax.random.fold_in(eval_key, 2**31 - depth), depth=depth, num_games=games)
-        per_depth[depth] = stats.summary()
-        summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
-    baseline_key = jax.random.fold_in(eval_key, 2**31 - 100)
-    for name, player in (("random", players.random_player(config.variant)),
-                         ("greedy_reward", players.greedy_reward_player(config.variant))):
-        stats = players.play(player, baseline_key, num_games=config.final_games, variant=config.variant)
-        summary[f"{name}_avg_score"] = float(stats.score.mean())
-    headline = per_depth[min(config.final_depths)]
-    for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
-        summary[k] = headline[k]
-    rows = rundir.metrics()
-    summary.update(train_games=totals["games"], train_moves=totals["moves"],
-                   moves_per_second=totals["moves"] / max(totals["seconds"], 1e-9),
-                   train_seconds=totals["seconds"], seconds=time.time() - start)
-    write_plots(rundir, rows, per_depth)
-    rundir.write_summary(summary)
-    rundir.write_report(report(config, summary, per_depth))
+        def on_chunk(step, carry, m, seconds):
+            ended = int(np.asarray(m["games_ended"]).sum())
+            moves = int(np.asarray(m["moves"], np.int64).sum())
+            totals["games"] += ended
+            totals["moves"] += moves
+            totals["seconds"] += seconds
+            reached, _ = lib.tile_rate(np.asarray(m["ended_max_tile_hist"]).sum(0), config.variant)
+            ev = players.evaluate(value_player, learner.params(carry), jax.random.fold_in(eval_key, step),
+                                  num_games=config.eval_games, variant=config.variant)
+            row = {"train_games": totals["games"], "train_moves": totals["moves"],
+                   "train_seconds": totals["seconds"],
+                   "moves_per_second": moves / max(seconds, 1e-9),
+                   "train_avg_score": float(np.asarray(m["ended_score_sum"]).sum()) / max(ended, 1),
+                   "train_rate_2048": reached / max(ended, 1),
+                   **ev.summary("eval_")}
+            rundir.log(step, row)
+            return {"moves/s": row["moves_per_second"], "avg": row["train_avg_score"],
+                    "eval": row["eval_avg_score"]}
+
+        result = run(
+            learner.update, carry, train_key,
+            Schedule(num_updates=config.num_updates,
+                     chunk_size=min(config.updates_per_chunk, config.num_updates),
+                     checkpoint_every=config.checkpoint_every, stop_after_chunks=stop_after_chunks),
+            on_chunk=on_chunk,
+            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(),
+                                        resume=config.resume, best=best_checkpointer,
+                                        best_metric="eval", params=learner.params),
+            display=Display(enabled=config.progress, desc="2048 moves", units_per_update=config.num_games,
+                            show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
+                                           f"eval 1-ply {s['eval']:,.0f}"))
+        checkpointer.close()
+        best_checkpointer.close()
+        if result.step < config.num_updates:
+            return {}
+        weights = learner.params(result.carry)
+        export_tables(rundir.path / "tables.npz", net, weights, config.variant)
+        summary, per_depth = {}, {}
+        for depth in config.final_depths:
+            games = config.final_games if depth == 1 else config.final_games_deep
+            stats = players.evaluate(players.value_policy(net, depth, config.variant), weights,
+                                     jax.random.fold_in(eval_key, 2**31 - depth), num_games=games,
+                                     variant=config.variant)
+            per_depth[depth] = stats.summary()
+            summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
+        baseline_key = jax.random.fold_in(eval_key, 2**31 - 100)
+        for name, player in (("random", random_policy),
+                             ("greedy_reward", players.greedy_reward_policy(config.variant))):
+            stats = players.evaluate(player, None, baseline_key, num_games=config.final_games,
+                                     variant=config.variant)
+            summary[f"{name}_avg_score"] = float(stats.score.mean())
+        headline = per_depth[min(config.final_depths)]
+        for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
+            summary[k] = headline[k]
+        rows = rundir.metrics()
+        summary.update(train_games=totals["games"], train_moves=totals["moves"],
+                       moves_per_second=totals["moves"] / max(totals["seconds"], 1e-9),
+                       train_seconds=totals["seconds"], seconds=time.time() - start)
+        lib.write_plots(rundir, rows, per_depth)
+        rundir.write_summary(summary)
+        rundir.write_report(lib.report(config, summary, per_depth))
     return summary
 
 
-def write_plots(rundir, rows, per_depth) -> None:
-    games = [r["train_games"] for r in rows]
-    line_plot(rundir.plots / "learning_curve.png",
-              {"training games (finished)": (games, [r["train_avg_score"] for r in rows]),
-               "1-ply evaluation": (games, [r["eval_avg_score"] for r in rows])},
-              title="2048 n-tuple TD learning", xlabel="training games", ylabel="average score")
-    tiles = (2048, 4096, 8192, 16384, 32768)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.8 / max(len(per_depth), 1)
-    for i, (depth, s) in enumerate(sorted(per_depth.items())):
-        ax.bar(np.arange(len(tiles)) + i * width, [s[f"rate_{t}"] for t in tiles], width,
-               label=f"depth {depth} ({s['games']} games)")
-    ax.set_xticks(np.arange(len(tiles)) + width * (len(per_depth) - 1) / 2, [str(t) for t in tiles])
-    ax.set(title="Share of games reaching each tile", xlabel="tile", ylabel="rate", ylim=(0, 1))
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(rundir.plots / "tile_rates.png", dpi=110)
-    plt.close(fig)
-
-
-def report(config: Config, summary: dict, per_depth: dict) -> str:
-    rows = [[f"{d}-ply" if d == 1 else f"{d}-ply expectimax", s["games"], round(s["avg_score"]), s["max_score"],
-             f"{s['rate_2048']:.1%}", f"{s['rate_8192']:.1%}", f"{s['rate_16384']:.1%}"]
-            for d, s in sorted(per_depth.items())]
-    rows += [[f"{name} (baseline)", config.final_games, round(summary[f"{name.replace('-', '_')}_avg_score"]),
-              "", "", "", ""] for name in ("random", "greedy-reward")]
-    return (f"# 2048: n-tuple TD learning\n\n"
-            f"{config.train_moves:,} training moves ({summary['train_games']:,} games) at "
-            f"{summary['moves_per_second']:,.0f} moves/s; α = {config.learning_rate}, λ = {config.lam}, "
-            f"TC = {config.tc}, optimistic init = {config.optimistic_init}, patterns {config.patterns}, "
-            f"{config.num_games} games in parallel; {summary['seconds']:.0f} s in all.\n\n"
-            + markdown_table(["player", "games", "avg score", "max score", "2048", "8192", "16384"], rows)
-            + "\n![learning curve](plots/learning_curve.png)\n\n![tile rates](plots/tile_rates.png)\n")
-
-
+@exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    _, config = parse(PRESETS, argv, prog="python -m train.game2048")
+    _, config = parse(PRESETS, argv, prog=PROG)
     summary = train(config)
     print(json.dumps({k: summary[k] for k in ("avg_score", "max_score", "rate_2048", "rate_8192",
                                               "train_games", "moves_per_second", "seconds")}))

@@ -317,3 +317,34 @@ def initial_board_from_words(w: Array) -> Array:
     cells = jnp.arange(16, dtype=jnp.uint32)
     board = jnp.where(cells == first, tiles[0], 0) + jnp.where(cells == second, tiles[1], 0)
     return board.astype(jnp.int8)
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardModel:
+    """One variant's board-level moves, for learners that work below the Env.
+
+    The afterstate TD learner (``train/algos/ntuple_td.py``) moves boards, not States: the
+    Env's contract checks and selects cost more than a move itself there (measured:
+    docs/benchmarks.md). Everything here is the same rule the Env applies.
+    """
+
+    variant: str = "2048"
+    num_actions: int = 4
+
+    def expand(self, board: Array) -> tuple[Array, Array, Array]:
+        """(afterstates int8 [4, 16], rewards int32 [4], legal bool [4])."""
+        return slide_all(board, self.variant)
+
+    def spawn_from_words(self, after: Array, w_cell: Array, w_tile: Array) -> Array:
+        return spawn_from_words(after, w_cell, w_tile)
+
+    def start_from_words(self, words: Array) -> Array:
+        """A new game's board from four random words."""
+        return initial_board_from_words(words)
+
+    def tile_values(self) -> np.ndarray:
+        """int64 [32]: the value of each exponent 0..31 (0 beyond the variant's range)."""
+        values = np.zeros(32, np.int64)
+        v = rules(self.variant).values
+        values[:len(v)] = v[:32]
+        return values

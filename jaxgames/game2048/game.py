@@ -44,9 +44,12 @@ class Game2048(core.Env):
     stochastic = True  # a tile spawns after every move
 
     def __init__(self, *, variant: str = "2048"):
+        if isinstance(variant, int) and not isinstance(variant, bool):
+            variant = str(variant)  # 2584 and "2584" name the same game
         if variant not in B.VARIANTS:
             raise ValueError(
-                f"unknown variant {variant!r}; valid variants: {', '.join(B.VARIANTS)}")
+                f"unknown variant {variant!r}; valid variants: {', '.join(B.VARIANTS)} "
+                f"(a string or an int)")
         self.variant = variant
         B.rules(variant)  # build the tables now, not inside the first trace
 
@@ -76,6 +79,10 @@ class Game2048(core.Env):
 
     def _observe(self, state: State, player_id: Array) -> Array:
         return observation(state.board)
+
+    def board_model(self) -> B.BoardModel:
+        """The board-level moves of this variant (for learners below the Env)."""
+        return B.BoardModel(self.variant)
 
     # -- chance step --------------------------------------------------------------------------
 

@@ -1,55 +1,61 @@
-"""2048 players and the batched evaluation loop.
+"""2048 players as arena policies, and their evaluation through the arena.
 
-A player is ``player(board int8 [16], key) -> action int32 []``; :func:`play` runs many games
-to the end in one jitted ``while_loop`` and returns each game's score, largest tile and moves.
+A policy is ``policy(params, state, key) -> action`` (:data:`jaxgames.core.Policy`): the
+value players take the n-tuple weights as ``params``, so one compiled evaluation serves every
+checkpoint. :func:`evaluate` plays many games to the end in the arena and returns each game's
+score, largest tile and moves.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames import arena
+from jaxgames.core import Policy
 from jaxgames.game2048 import board as B
+from jaxgames.game2048.game import Game2048
+from jaxgames.game2048.ntuple import NTupleNetwork
 from jaxgames.search import expectimax
 
-Player = Callable[[jax.Array, jax.Array], jax.Array]
+#: longest evaluation game; a 32768 tile takes about 16,000 moves
+MAX_MOVES = 200_000
 
 
 def search_game(variant: str = "2048") -> expectimax.ExpectimaxGame:
+    """Expectimax on raw boards: the same search as ``expectimax.for_env`` (tested equal),
+    without building a State per node."""
     def expand(board):
         after, reward, legal = B.slide_all(board, variant)
         return after, reward.astype(jnp.float32), legal
     return expectimax.ExpectimaxGame(expand=expand, chance=B.chance_outcomes, apply=B.apply_chance)
 
 
-def random_player(variant: str = "2048") -> Player:
-    def player(board, key):
-        legal = B.legal_moves(board, variant)
-        return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
-    return player
-
-
-def greedy_reward_player(variant: str = "2048") -> Player:
+@functools.lru_cache(maxsize=None)
+def greedy_reward_policy(variant: str = "2048") -> Policy:
     """The source's greedy player: the move that scores most now (ties broken at random)."""
-    def player(board, key):
-        _, reward, legal = B.slide_all(board, variant)
+    def policy(params, state, key):
+        _, reward, legal = B.slide_all(state.board, variant)
         noise = jax.random.uniform(key, (4,))  # < 1: only breaks ties
         return jnp.argmax(jnp.where(legal, reward + noise, -jnp.inf)).astype(jnp.int32)
-    return player
+    return policy
 
 
-def value_player(value: Callable[[jax.Array], jax.Array], depth: int = 1,
-                 variant: str = "2048") -> Player:
-    """Expectimax to ``depth`` on ``reward + value(afterstate)`` (depth 1 = greedy 1-ply)."""
+@functools.lru_cache(maxsize=None)
+def value_policy(net: NTupleNetwork, depth: int = 1, variant: str = "2048") -> Policy:
+    """Expectimax to ``depth`` on ``reward + V(afterstate)`` (depth 1 = greedy 1-ply);
+    ``params`` are the network's flat weights. Cached: the same arguments give the same
+    function, so the arena compiles it once."""
     game = search_game(variant)
 
-    def player(board, key):
-        return expectimax.best_action(game, value, board, depth)
-    return player
+    def policy(weights, state, key):
+        return expectimax.best_action(game, lambda b: net.value(weights, b), state.board, depth)
+    return policy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,41 +72,24 @@ class GameStats:
         return out
 
 
-def play_games(player: Player, key: jax.Array, *, num_games: int, variant: str = "2048",
-               max_moves: int = 200_000):
-    """Play ``num_games`` games to the end (traceable): (score, max_tile, moves) int32 [N] each."""
-
-    def one(key):
-        init_key, play_key = jax.random.split(key)
-        board = B.initial_board(init_key, variant)
-
-        def cond(c):
-            board, _, _, moves, done = c
-            return ~done & (moves < max_moves)
-
-        def body(c):
-            board, k, score, moves, _ = c
-            k, k_act, k_spawn = jax.random.split(k, 3)
-            legal = B.legal_moves(board, variant)
-            a = player(board, k_act)
-            after, reward, changed = B.slide(board, a, variant)
-            ok = legal.any() & changed
-            board = jnp.where(ok, B.spawn(after, k_spawn, variant), board)
-            return board, k, score + jnp.where(ok, reward, 0), moves + ok.astype(jnp.int32), ~ok
-
-        board, _, score, moves, _ = jax.lax.while_loop(
-            cond, body, (board, play_key, jnp.int32(0), jnp.int32(0), jnp.bool_(False)))
-        return score, B.max_tile(board, variant), moves
-
-    return jax.vmap(one)(jax.random.split(key, num_games))
+@functools.lru_cache(maxsize=None)
+def _final_stats(variant: str) -> Callable:
+    def stats(state):
+        return state.score, B.max_tile(state.board, variant), state.step_count
+    return stats
 
 
-def make_play(player: Player, *, num_games: int, variant: str = "2048", max_moves: int = 200_000):
-    """Jitted ``key -> (score, max_tile, moves)`` each int32 [num_games]."""
-    return jax.jit(lambda key: play_games(player, key, num_games=num_games, variant=variant,
-                                          max_moves=max_moves))
+@functools.lru_cache(maxsize=None)
+def _env(variant: str) -> Game2048:
+    return Game2048(variant=variant)
 
 
-def play(player: Player, key: jax.Array, *, num_games: int, variant: str = "2048") -> GameStats:
-    score, tile, moves = make_play(player, num_games=num_games, variant=variant)(key)
+def evaluate(policy: Policy, params, key: jax.Array, *, num_games: int,
+             variant: str = "2048") -> GameStats:
+    """Play ``num_games`` games of ``policy`` to the end in the arena (compiled once per
+    policy and game count)."""
+    result = arena.play(_env(variant), [policy], key, num_games=num_games, params=[params],
+                        max_steps=MAX_MOVES, stats=_final_stats(variant))
+    score, tile, moves = result.stats
     return GameStats(np.asarray(score, np.int64), np.asarray(tile, np.int64), np.asarray(moves, np.int64))
+

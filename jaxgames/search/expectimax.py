@@ -5,8 +5,12 @@ chance over every outcome (2048: every empty cell x {small 0.9, big 0.1}) -> max
 ``reward + V``; and so on. The tree is unrolled at trace time (depth is static), every layer a
 ``vmap`` over its children, so a whole search is one fused XLA program with no Python in it.
 
-The game is given as four pure functions on one position (``ExpectimaxGame``); positions with
-no legal move are worth 0 (the game is over: nothing more to earn).
+The game is given as three pure functions on one position (``ExpectimaxGame``); positions
+with no legal move are worth 0 (the game is over: nothing more to earn). :func:`for_env` builds
+them from any :class:`jaxgames.core.Env` with a chance step (positions are States, through
+``afterstate``/``chance_outcomes``/``apply_chance``); a game may also hand in a faster
+position type of its own (2048 searches raw boards: ``jaxgames.game2048.players.search_game``,
+tested equal to the generic path).
 """
 
 from __future__ import annotations
@@ -28,6 +32,22 @@ class ExpectimaxGame:
     chance: Callable[[Array], tuple[Array, Array]]
     # (afterstate, outcome) -> position
     apply: Callable[[Array, Array], Array]
+
+
+def for_env(env) -> ExpectimaxGame:
+    """The search game of any single-agent Env with a chance step; positions are States and
+    ``value`` is called on afterstates (States with ``current_player == CHANCE_PLAYER``)."""
+    if not env.has_chance_step:
+        raise ValueError(f"{env.id} exposes no chance step (afterstate/chance_outcomes/apply_chance)")
+    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
+
+    def expand(state):
+        after, reward = jax.vmap(lambda a: env.afterstate(state, a))(actions)
+        # the contract's terminal mask is all True: a finished game has no move here
+        legal = state.legal_action_mask & ~(state.terminated | state.truncated)
+        return after, reward, legal
+
+    return ExpectimaxGame(expand=expand, chance=env.chance_outcomes, apply=env.apply_chance)
 
 
 def action_values(game: ExpectimaxGame, value: Callable[[Array], Array], position: Array,

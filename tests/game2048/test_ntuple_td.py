@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 
 from jaxgames.game2048 import players
+from jaxgames.game2048.board import BoardModel
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from jaxgames.search import expectimax
 from train.algos import ntuple_td as td
+
+MODEL = BoardModel("2048")
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 
@@ -129,7 +132,7 @@ ALPHA = 0.5
 CFG0 = td.TDConfig(network=TINY, num_games=1, learning_rate=ALPHA)
 CFG_LAM = td.TDConfig(network=TINY, num_games=1, learning_rate=ALPHA, lam=0.6, trace_length=3)
 CFG_TC = td.TDConfig(network=TINY, num_games=1, learning_rate=ALPHA, tc=True)
-_update = {name: jax.jit(td.make_update(c)) for name, c in
+_update = {name: jax.jit(td.make_update(c, MODEL)) for name, c in
            (("td0", CFG0), ("lam", CFG_LAM), ("tc", CFG_TC))}
 _CFGS = {"td0": CFG0, "lam": CFG_LAM, "tc": CFG_TC}
 
@@ -150,7 +153,7 @@ def hand_carry(name, weights, board, trace_boards, trace_reward=None, trace_len=
                score=0, moves=0, tc_error=None, tc_abs=None):
     """A one-game carry of the right shapes/dtypes (from ``init``) with hand-chosen contents."""
     cfg = _CFGS[name]
-    base = td.init(cfg, jax.random.key(0))
+    base = td.init(cfg, MODEL, jax.random.key(0))
     h = base.trace.shape[1]
     trace = np.zeros((1, h, TINY.num_features), np.int32)
     for i, tb in enumerate(trace_boards):           # given oldest first, placed newest last
@@ -262,7 +265,7 @@ def test_optimistic_init_values_every_board():
         w = net.init_weights(320.0)
         boards = np.stack(SYM_BOARDS + [np.zeros(16, np.int64), DEAD]).astype(np.int8)
         np.testing.assert_allclose(_value_jit[net](w, jnp.asarray(boards)), 320.0, rtol=1e-5)
-    carry = td.init(td.TDConfig(network=TINY, num_games=3, optimistic_init=80.0), jax.random.key(1))
+    carry = td.init(td.TDConfig(network=TINY, num_games=3, optimistic_init=80.0), MODEL, jax.random.key(1))
     np.testing.assert_allclose(_value_jit[TINY](carry.weights, carry.board), 80.0, rtol=1e-5)
 
 
@@ -503,8 +506,8 @@ def test_greedy_reward_player_beats_random():
 def test_update_compiles_once():
     cfg = td.TDConfig(network=NTupleNetwork(patterns=((0, 1, 2), (4, 5, 6)), base=8),
                       num_games=8, lam=0.5, trace_length=3, tc=True, optimistic_init=10.0)
-    update = jax.jit(td.make_update(cfg))
-    carry = td.init(cfg, jax.random.key(0))
+    update = jax.jit(td.make_update(cfg, MODEL))
+    carry = td.init(cfg, MODEL, jax.random.key(0))
     carry, m1 = update(carry, jax.random.key(1))
     carry, m2 = update(carry, jax.random.key(2))
     assert update._cache_size() == 1

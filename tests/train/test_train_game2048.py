@@ -6,7 +6,10 @@ import jax
 import numpy as np
 import pytest
 
+from jaxgames.game2048 import players
+from jaxgames.game2048.tables import export_tables, load_tables
 from train import game2048
+from train.games import game2048 as lib
 
 TINY = ["--patterns", "0,1,2,3 4,5,6,7", "--num-games", "16", "--train-moves", "32000",
         "--updates-per-chunk", "500", "--checkpoint-every", "1", "--eval-games", "8",
@@ -31,10 +34,10 @@ def test_run_writes_everything_and_exports_loadable_tables(tmp_path):
 
     # the exported tables load back into the same network, and refuse another one
     cfg = game2048.Config(patterns="0,1,2,3 4,5,6,7")
-    weights = game2048.load_tables(run / "tables.npz", cfg.network(), "2048")
+    weights = load_tables(run / "tables.npz", cfg.network(), "2048")
     assert weights.shape == (2 * 16**4,) and float(np.abs(np.asarray(weights)).sum()) > 0
     with pytest.raises(ValueError, match="patterns"):
-        game2048.load_tables(run / "tables.npz", game2048.Config().network(), "2048")
+        load_tables(run / "tables.npz", game2048.Config().network(), "2048")
     # ... and a run can start from them
     again = game2048.main(TINY + ["--runs-dir", str(tmp_path), "--run-name", "u",
                                   "--init-tables", str(run / "tables.npz")])
@@ -45,7 +48,7 @@ def test_corrupt_tables_file_is_refused(tmp_path):
     bad = tmp_path / "tables.npz"
     bad.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable tables file"):
-        game2048.load_tables(bad, game2048.Config().network(), "2048")
+        load_tables(bad, game2048.Config().network(), "2048")
 
 
 def test_resume_gives_exactly_the_unbroken_result(tmp_path):
@@ -83,13 +86,14 @@ def test_expectimax_depth_2_beats_depth_1_with_a_trained_tiny_network(tmp_path):
     # statistic, not bits: with the same (weak) network, looking one chance layer deeper scores
     # more on average over 64 games
     net = game2048.Config(patterns="0,1,2,3 4,5,6,7").network()
+    from jaxgames.game2048.board import BoardModel
     from train.algos import ntuple_td as td
+    MODEL = BoardModel("2048")
     from train.common import make_chunk
     cfg = td.TDConfig(network=net, num_games=64)
-    carry, _ = make_chunk(td.make_update(cfg), 3000)(td.init(cfg, jax.random.key(0)), jax.random.key(1), 0)
-    evaluate = game2048.Evaluator(net, "2048")
-    one = evaluate(carry.weights, jax.random.key(2), depth=1, num_games=64)
-    two = evaluate(carry.weights, jax.random.key(2), depth=2, num_games=64)
+    carry, _ = make_chunk(td.make_update(cfg, MODEL), 3000)(td.init(cfg, MODEL, jax.random.key(0)), jax.random.key(1), 0)
+    one = players.evaluate(players.value_policy(net, 1), carry.weights, jax.random.key(2), num_games=64)
+    two = players.evaluate(players.value_policy(net, 2), carry.weights, jax.random.key(2), num_games=64)
     assert two.score.mean() > 1.2 * one.score.mean()
 
 
@@ -103,6 +107,10 @@ def test_best_checkpoint_is_kept_apart(tmp_path):
     # the best step is the first with the highest evaluation, kept even when it is not the last
     assert best.latest_step() == top["step"]
     assert best.best_value() == top["eval_avg_score"]
+    # best/ holds the parameters only (the n-tuple weights), not the training carry
+    like = np.zeros(2 * 16**4, np.float32)
+    step, weights, _, _ = best.restore(like, jax.random.key(0))
+    assert step == top["step"] and np.asarray(weights).shape == like.shape
     assert Checkpointer(run / "checkpoints").latest_step() == rows[-1]["step"]
 
 
@@ -112,3 +120,45 @@ def test_fibonacci_variant_trains_and_scores(tmp_path):
     assert s["train_moves"] > 0 and s["avg_score"] > 0 and s["random_avg_score"] > 0
     cfg = json.loads((tmp_path / "game2048" / "quick-seed0" / "config.json").read_text())
     assert cfg["variant"] == "2584"
+
+
+def test_refused_inputs_create_nothing_and_the_fixed_command_runs(tmp_path, capsys):
+    net = game2048.Config(patterns="0,1,2,3 4,5,6,7").network()
+    nan = tmp_path / "nan.npz"
+    export_tables(nan, net, np.full(2 * 16**4, np.nan, np.float32), "2048")
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(np.random.default_rng(0).bytes(1000))
+    other = tmp_path / "other.npz"
+    export_tables(other, game2048.Config(patterns="0,1,2,3 4,5,6,7", variant="2584").network(),
+                  np.zeros(2 * 18**4, np.float32), "2584")
+    runs = tmp_path / "runs"
+    for path, message in ((nan, "non-finite"), (garbage, "not a readable"), (other, "variant 2584")):
+        with pytest.raises(SystemExit) as e:
+            game2048.main(TINY + ["--runs-dir", str(runs), "--init-tables", str(path)])
+        assert e.value.code == 2 and message in capsys.readouterr().err
+        assert not (runs / "game2048").exists()
+    for argv, message in ((["--learning-rate", "nan"], "learning_rate"), (["--seed", "99999999999999999999"], "seed")):
+        with pytest.raises(SystemExit) as e:
+            game2048.main(TINY + ["--runs-dir", str(runs)] + argv)
+        assert e.value.code == 2 and message in capsys.readouterr().err
+        assert not runs.exists()
+
+
+def test_budget_rounding_is_announced(tmp_path, capsys):
+    argv = [a for a in TINY if a not in ("32000",)]
+    argv[argv.index("--train-moves") + 1:argv.index("--train-moves") + 1] = ["1000"]
+    s = game2048.main(argv + ["--runs-dir", str(tmp_path), "--updates-per-chunk", "62"])
+    assert "rounded to 992" in capsys.readouterr().err
+    assert s["train_moves"] <= 992
+
+
+def test_tile_rates_read_tile_values_in_both_variants():
+    hist = np.zeros(32, np.int64)
+    hist[[10, 11, 12, 17]] = [1, 2, 3, 4]     # largest-tile exponents of 10 ended games
+    # 2048: exponent 11 is the 2048 tile; 17 is 131072, the largest tile of the game
+    assert lib.tile_rate(hist, "2048") == (9.0, 10)
+    hist = np.zeros(32, np.int64)
+    hist[[11, 12, 17, 18]] = [1, 2, 3, 4]
+    # 2584: exponents 11 and 12 are 144 and 233; 17 is 2584 (the first worth >= 2048), 18 4181
+    assert lib.tile_rate(hist, "2584") == (7.0, 10)
+    assert lib.tile_rate(hist, "2584", tile=4096) == (4.0, 10)

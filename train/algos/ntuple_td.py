@@ -1,4 +1,4 @@
-"""Afterstate TD learning of an n-tuple network for 2048, many games in lock-step.
+"""Afterstate TD learning of an n-tuple network, many games in lock-step (2048 and kin).
 
 As the source explains (and Szubert & Jaśkowski 2014): the agent plays greedily on
 ``reward + V(afterstate)``; the target of an afterstate is the next move's reward plus the next
@@ -14,6 +14,12 @@ Options behind the current records: optimistic initialisation (every board start
 
 One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
 with one scatter-add; finished games restart at once.
+
+The game comes as a board model (``env.board_model()``: ``expand``, ``spawn_from_words``,
+``start_from_words``, ``tile_values``): this learner moves raw boards rather than stepping
+the Env, because at a million moves a second the Env's contract checks and selects would cost
+more than the move (the one exception to the project's single game loop; the evaluation
+plays through the arena).
 """
 
 from __future__ import annotations
@@ -25,14 +31,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames import rng
-from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import NTupleNetwork
+from train.algos.learner import Learner
 
 
 @dataclasses.dataclass(frozen=True)
 class TDConfig:
     network: NTupleNetwork = NTupleNetwork()
-    variant: str = "2048"
     num_games: int = 1024          # games advanced in parallel
     learning_rate: float = 0.1     # α of the source, split over the features
     lam: float = 0.0               # λ; 0 = TD(0)
@@ -69,12 +74,12 @@ class TDCarry:
         return self.table[:, 2]
 
 
-def init(cfg: TDConfig, key: jax.Array) -> TDCarry:
+def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
     net = cfg.network
     g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
     return TDCarry(
         table=make_table(net.init_weights(cfg.optimistic_init), cfg.tc),
-        board=jax.vmap(lambda k: B.initial_board(k, cfg.variant))(jax.random.split(key, g)),
+        board=jax.vmap(lambda k: model.start_from_words(rng.random_words(k, 4)))(jax.random.split(key, g)),
         trace=jnp.zeros((g, h, f), jnp.int32),
         trace_reward=jnp.zeros((g, h), jnp.float32),
         trace_len=jnp.zeros(g, jnp.int32),
@@ -96,9 +101,9 @@ def _trace_slots(cfg: TDConfig) -> int:
     return cfg.trace_length if cfg.lam > 0 else 1
 
 
-def greedy_move(net: NTupleNetwork, table, board, variant):
+def greedy_move(net: NTupleNetwork, table, board, model):
     """1-ply choice on reward + V(afterstate): (action, afterstate, reward, indices, value, alive)."""
-    after, reward, legal = B.slide_all(board, variant)              # [4,16], [4], [4]
+    after, reward, legal = model.expand(board)                      # [4,16], [4], [4]
     idx = net.indices(after)                                         # [4, F]
     v = table[idx, 0].sum(-1)                                        # [4]
     q = jnp.where(legal, reward.astype(jnp.float32) + v, -jnp.inf)
@@ -106,7 +111,22 @@ def greedy_move(net: NTupleNetwork, table, board, variant):
     return a, after[a], reward[a], idx[a], v[a], legal.any()
 
 
-def make_update(cfg: TDConfig):
+def make(cfg: TDConfig, env) -> Learner:
+    """The learner on ``env``'s board model; its policy is greedy 1-ply on reward + V
+    (``params`` = the flat n-tuple weights)."""
+    model = env.board_model()
+    net = cfg.network
+
+    def policy(weights, state, key):
+        after, reward, legal = model.expand(state.board)
+        q = jnp.where(legal, reward.astype(jnp.float32) + net.value(weights, after), -jnp.inf)
+        return jnp.argmax(q).astype(jnp.int32)
+
+    return Learner(init=lambda key: init(cfg, model, key), update=make_update(cfg, model),
+                   policy=policy, params=lambda carry: carry.weights)
+
+
+def make_update(cfg: TDConfig, model):
     """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
     net = cfg.network
     h = _trace_slots(cfg)
@@ -140,7 +160,7 @@ def make_update(cfg: TDConfig):
             # Four words serve both outcomes of the move: words 0-1 place the spawn after a
             # move, all four the next game's start board when this one just ended (never both).
             words = rng.random_words(game_key, 4)
-            a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, cfg.variant)
+            a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, model)
             # The move's reward belongs to the previous afterstate's target.
             next_value = jnp.where(alive, v_after, 0.0)
             trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
@@ -153,8 +173,8 @@ def make_update(cfg: TDConfig):
             new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
             new_reward = jnp.concatenate([trace_reward[1:], jnp.zeros(1, jnp.float32)])
             new_len = jnp.where(alive, jnp.minimum(trace_len + 1, h), 0)
-            new_board = jnp.where(alive, B.spawn_from_words(after, words[0], words[1]),
-                                  B.initial_board_from_words(words))
+            new_board = jnp.where(alive, model.spawn_from_words(after, words[0], words[1]),
+                                  model.start_from_words(words))
             return (new_board, new_trace, new_reward, new_len, reward, alive,
                     trace, delta)
 
@@ -192,6 +212,7 @@ def make_update(cfg: TDConfig):
 
 
 def _max_tile_hist(boards, ended):
-    """int32 [18]: how many ended games had each largest-tile exponent."""
+    """int32 [32]: how many ended games had each largest-tile exponent (every exponent an int8
+    board of either variant can hold below 32; ``model.tile_values()`` gives their values)."""
     top = boards.astype(jnp.int32).max(-1)
-    return jnp.zeros(18, jnp.int32).at[top].add(ended.astype(jnp.int32))
+    return jnp.zeros(32, jnp.int32).at[top].add(ended.astype(jnp.int32))
