@@ -305,7 +305,13 @@ def test_damaged_newest_checkpoint_falls_back_and_is_kept_aside(tmp_path, capsys
     # orbax ignores the folders set aside: they do not count toward keep and are never deleted
     save_steps(ck, (3, 4, 5, 6))
     assert step_names(tmp_path / "ck") == ["4", "5", "6", "damaged-3", "damaged-4"]
+    assert int(ck.restore(LIKE, jax.random.key(0), step=4)[1]["n"]) == 4  # one step, exactly
+    with pytest.raises(CheckpointError, match="no checkpoint of step 3 .*holds 4, 5, 6"):
+        ck.restore(LIKE, jax.random.key(0), step=3)
     damage(tmp_path / "ck" / "6")
+    with pytest.raises(CheckpointError, match="ck/6 is unreadable"):
+        ck.restore(LIKE, jax.random.key(0), step=6)    # asked for: no fallback, nothing moved
+    assert "6" in step_names(tmp_path / "ck")
     assert ck.restore(LIKE, jax.random.key(0))[0] == 5
     assert "damaged-6" in step_names(tmp_path / "ck")
     ck.close()

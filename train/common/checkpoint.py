@@ -112,21 +112,29 @@ class Checkpointer:
     def all_steps(self) -> list[int]:
         return sorted(self._manager.all_steps())
 
-    def restore(self, like_tree: Any, like_key: jax.Array) -> tuple[int, Any, jax.Array, dict]:
+    def restore(self, like_tree: Any, like_key: jax.Array, *, step: int | None = None
+                ) -> tuple[int, Any, jax.Array, dict]:
         """The newest readable checkpoint as ``(step, tree, key, meta)``; ``like_*`` give the
         structure, shapes and dtypes. Newer checkpoints that cannot be read are moved aside to
         ``damaged-<step>/`` (said on stderr); if none can be read, nothing is moved and
-        :class:`CheckpointError` says what to do."""
+        :class:`CheckpointError` says what to do. With ``step``, exactly that checkpoint (no
+        fallback, nothing moved; e.g. a part of the carry saved apart at the step the rest was
+        restored from)."""
         steps = self.all_steps()
         if not steps:
             raise CheckpointError(
                 f"no checkpoint in {self.directory}: the run never saved one")
         like = {"carry": like_tree, "key": np.asarray(jax.random.key_data(like_key))}
         abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, like)
+        if step is not None:
+            if step not in steps:
+                raise CheckpointError(f"no checkpoint of step {step} in {self.directory} "
+                                      f"(it holds {', '.join(map(str, steps))})")
+            return self._restore_step(step, abstract)
         failures = []
         for step in reversed(steps):
             try:
-                step_, tree, key, meta = self._restore_step(step, abstract)
+                found = self._restore_step(step, abstract)
             except _OtherFormat:
                 raise
             except CheckpointError as e:
@@ -137,7 +145,7 @@ class Checkpointer:
                 _warn(f"{err}; moved it to {aside} and resumed from step {step} instead")
             if failures:
                 self._manager.reload()
-            return step_, tree, key, meta
+            return found
         if len(failures) == 1:
             raise failures[0][1]
         raise CheckpointError(
