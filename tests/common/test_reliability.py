@@ -317,6 +317,17 @@ def test_damaged_newest_checkpoint_falls_back_and_is_kept_aside(tmp_path, capsys
     ck.close()
 
 
+def test_only_checkpoint_unreadable_is_one_line_saying_what_to_do(tmp_path):
+    ck = Checkpointer(tmp_path / "ck", keep=3)
+    save_steps(ck, (1,))
+    damage(tmp_path / "ck" / "1")
+    with pytest.raises(CheckpointError) as e:
+        ck.restore(LIKE, jax.random.key(0))
+    assert "\n" not in str(e.value) and "ck/1 is unreadable" in str(e.value)
+    assert "start another --run-name" in str(e.value) and step_names(tmp_path / "ck") == ["1"]
+    ck.close()
+
+
 def test_other_format_version_is_refused_not_set_aside(tmp_path, monkeypatch):
     from train.common import checkpoint
     ck = Checkpointer(tmp_path / "ck", keep=3)

@@ -42,6 +42,11 @@ class _OtherFormat(CheckpointError):
     """Readable, but written by another format version: never moved aside."""
 
 
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -83,7 +88,7 @@ class Checkpointer:
         except Exception as e:  # orbax raises many types for unreadable files
             raise CheckpointError(
                 f"the metadata of checkpoint {self._step_dir(step)} is unreadable "
-                f"({type(e).__name__}: {e})") from e
+                f"({type(e).__name__}: {_one_line(e)})") from e
         return meta
 
     def best_value(self, *, strict: bool = False) -> float:
@@ -146,8 +151,6 @@ class Checkpointer:
             if failures:
                 self._manager.reload()
             return found
-        if len(failures) == 1:
-            raise failures[0][1]
         raise CheckpointError(
             f"none of the checkpoints in {self.directory} can be read (newest: "
             f"{failures[0][1]}); start another --run-name, or move the step folders aside to "
@@ -164,7 +167,7 @@ class Checkpointer:
         except Exception as e:  # orbax raises many types for unreadable files
             raise CheckpointError(
                 f"checkpoint {where} is unreadable or does not match this configuration "
-                f"({type(e).__name__}: {str(e)[:300]})") from e
+                f"({type(e).__name__}: {_one_line(e)})") from e
         meta = restored["meta"]
         if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
             version = meta.get("format_version") if isinstance(meta, dict) else None
