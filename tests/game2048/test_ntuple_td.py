@@ -8,11 +8,13 @@ counters), or on properties every spawn satisfies.
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxgames
 from jaxgames.game2048 import players
 from jaxgames.game2048.board import BoardModel
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
@@ -494,8 +496,8 @@ def test_expectimax_dead_positions_below_are_worth_zero():
 def test_greedy_reward_player_beats_random():
     key = jax.random.key(2048)
     k1, k2 = jax.random.split(key)
-    greedy = players.play(players.greedy_reward_player(), k1, num_games=300)
-    rand = players.play(players.random_player(), k2, num_games=300)
+    greedy = players.evaluate(players.greedy_reward_policy(), None, k1, num_games=300)
+    rand = players.evaluate(jaxgames.random_policy, None, k2, num_games=300)
     assert greedy.score.shape == (300,) and (rand.moves > 0).all()
     assert greedy.score.mean() > 1.4 * rand.score.mean(), (greedy.score.mean(), rand.score.mean())
 
@@ -506,10 +508,9 @@ def test_greedy_reward_player_beats_random():
 def test_update_compiles_once():
     cfg = td.TDConfig(network=NTupleNetwork(patterns=((0, 1, 2), (4, 5, 6)), base=8),
                       num_games=8, lam=0.5, trace_length=3, tc=True, optimistic_init=10.0)
-    update = jax.jit(td.make_update(cfg, MODEL))
+    update = jax.jit(chex.assert_max_traces(td.make_update(cfg, MODEL), n=1))
     carry = td.init(cfg, MODEL, jax.random.key(0))
     carry, m1 = update(carry, jax.random.key(1))
-    carry, m2 = update(carry, jax.random.key(2))
-    assert update._cache_size() == 1
+    carry, m2 = update(carry, jax.random.key(2))  # chex raises on a second trace
     assert int(m1["moves"]) == 8 and int(m2["moves"]) == 8 and (np.asarray(carry.moves) == 2).all()
     assert np.isfinite(np.asarray(carry.weights)).all()
