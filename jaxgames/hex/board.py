@@ -134,16 +134,15 @@ def place(board: Array, groups: Array, cell: Array, player: Array, n: int) -> tu
     return board, groups, edges == 3
 
 
-def swap_pieces(board: Array, n: int) -> tuple[Array, Array]:
-    """The swap (pie) move on a board holding Black's single first stone.
+def swap_pieces(first_move: Array, n: int) -> tuple[Array, Array]:
+    """The swap (pie) move, after Black's single first stone on cell ``first_move``.
 
     Black's stone at (r, c) is replaced by a White stone at the mirrored cell (c, r), as in
-    HexGui's ``swap-pieces`` and OpenSpiel's swap: ``(board, groups)``.
+    HexGui's ``swap-pieces`` and OpenSpiel's swap: ``(board, groups)`` of the new position.
+    (The game passes its ``last_move``, which spares a search of the board.)
     """
     t = tables(n)
-    cell = jnp.argmax(board != EMPTY).astype(jnp.int32)
-    r, c = cell // n, cell % n
-    mirrored = c * n + r
+    mirrored = (first_move % n) * n + first_move // n
     idx = jnp.arange(n * n, dtype=jnp.int32)
     at = idx == mirrored
     board = jnp.where(at, jnp.int8(WHITE_STONE), jnp.int8(EMPTY))

@@ -84,7 +84,7 @@ class Hex(core.Env):
         board, groups, won = B.place(state.board, state.groups, cell, mover, n)
         if self.swap:  # traced only when the option is on: the default game pays nothing for it
             is_swap = action == self.swap_action
-            swapped_board, swapped_groups = B.swap_pieces(state.board, n)
+            swapped_board, swapped_groups = B.swap_pieces(jnp.maximum(state.last_move, 0), n)
             board = jnp.where(is_swap, swapped_board, board)
             groups = jnp.where(is_swap, swapped_groups, groups)
             won = won & ~is_swap
