@@ -43,10 +43,16 @@ def threefry2x32(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Arr
 
 
 def random_words(key: Array, n: int) -> Array:
-    """``jax.random.bits(key, (n,), jnp.uint32)``, without the rolled loop: uint32 [n]."""
+    """``jax.random.bits(key, (n,), jnp.uint32)``: uint32 [n]; unrolled where that pays."""
     data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     if data.shape != (2,) or data.dtype != jnp.uint32 or not unrolled():
         return jax.random.bits(key, (n,), jnp.uint32)
+    return threefry_words(key, n)
+
+
+def threefry_words(key: Array, n: int) -> Array:
+    """The unrolled ``jax.random.bits(key, (n,), jnp.uint32)`` on any backend: uint32 [n]."""
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     # word i = hash(key, counter (hi=0, lo=i)), its two halves xor-ed: JAX's partitionable
     # layout.
     lo = jnp.arange(n, dtype=jnp.uint32)
@@ -61,13 +67,18 @@ def random_words(key: Array, n: int) -> Array:
 
 
 def split(key: Array, n: int) -> Array:
-    """``jax.random.split(key, n)`` without the rolled loop: typed keys [n].
-
-    JAX's partitionable split hashes the counters (0, i); key i is the two output words.
-    """
+    """``jax.random.split(key, n)``: typed keys [n]; unrolled where that pays."""
     if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or not unrolled() \
             or jax.random.key_impl(key) != jax.random.key_impl(jax.random.key(0)):
         return jax.random.split(key, n)
+    return threefry_split(key, n)
+
+
+def threefry_split(key: Array, n: int) -> Array:
+    """The unrolled ``jax.random.split(key, n)`` on any backend (typed Threefry keys).
+
+    JAX's partitionable split hashes the counters (0, i); key i is the two output words.
+    """
     data = jax.random.key_data(key)
     lo = jnp.arange(n, dtype=jnp.uint32)
     y0, y1 = threefry2x32(data[0], data[1], jnp.zeros_like(lo), lo)

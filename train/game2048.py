@@ -43,6 +43,8 @@ def _patterns_str(patterns) -> str:
 class Config(RunConfig):
     """2048 n-tuple TD learning (afterstates, 8 symmetries) with expectimax evaluation."""
 
+    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every"}
+
     variant: str = "2048"
     """Game variant: 2048 or 2584 (Fibonacci)."""
     patterns: str = _patterns_str(DEFAULT_PATTERNS)
@@ -154,13 +156,15 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
     value_player = players.value_policy(net, 1, config.variant)
     with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
         checkpointer, best_checkpointer = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
-        totals = {"games": 0, "moves": 0, "seconds": 0.0}
-        if config.resume and rundir.metrics():
-            last = rundir.metrics()[-1]
-            totals = {"games": last["train_games"], "moves": last["train_moves"],
-                      "seconds": last["train_seconds"]}
+        totals = {}
 
         def on_chunk(step, carry, m, seconds):
+            if not totals:  # this session's first chunk: go on from the row logged before it
+                start = step - np.asarray(m["moves"]).shape[0]
+                before = [r for r in rundir.metrics() if r["step"] <= start]
+                totals.update({"games": before[-1]["train_games"], "moves": before[-1]["train_moves"],
+                               "seconds": before[-1]["train_seconds"]} if before
+                              else {"games": 0, "moves": 0, "seconds": 0.0})
             ended = int(np.asarray(m["games_ended"]).sum())
             moves = int(np.asarray(m["moves"], np.int64).sum())
             totals["games"] += ended
@@ -195,6 +199,9 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
         best_checkpointer.close()
         if result.step < config.num_updates:
             return {}
+        if not totals:  # resumed a run whose training had ended: nothing ran in this session
+            last = rundir.metrics()[-1]
+            totals.update(games=last["train_games"], moves=last["train_moves"], seconds=last["train_seconds"])
         weights = learner.params(result.carry)
         export_tables(rundir.path / "tables.npz", net, weights, config.variant)
         summary, per_depth = {}, {}

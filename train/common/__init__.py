@@ -14,11 +14,11 @@ from train.common.driver import (
 )
 from train.common.errors import UserError, exit_on_user_error
 from train.common.mesh import batch_mesh, check_divisible, init_distributed, replicate, shard_batch
-from train.common.rundir import RunDir, markdown_table
+from train.common.rundir import RunDir, RunDirError, markdown_table
 
 __all__ = [
     "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DivergenceError",
-    "DriverResult", "RunConfig", "RunDir", "Schedule", "UserError", "batch_mesh", "check_divisible",
+    "DriverResult", "RunConfig", "RunDir", "RunDirError", "Schedule", "UserError", "batch_mesh", "check_divisible",
     "exit_on_user_error", "init_distributed", "make_chunk", "markdown_table", "parse", "replicate",
     "run", "shard_batch",
 ]

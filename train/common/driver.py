@@ -193,12 +193,14 @@ def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, j
         return step, carry, key
     step, rest, key, _ = ck.latest.restore(bulky.put(fresh, None), key)
     part = bulky.get(fresh)
-    if bulky.checkpointer is not None and bulky.checkpointer.latest_step() is not None:
-        part_step, part, _, _ = bulky.checkpointer.restore(part, key)
-        if part_step != step:
-            print(f"resuming at update {step} with the part saved at update {part_step} "
-                  f"(it is saved less often): the run continues, but not exactly as an unbroken "
-                  f"run would", file=sys.stderr)
+    saved = bulky.checkpointer
+    if saved is not None and step in saved.all_steps():
+        _, part, _, _ = saved.restore(part, key, step=step)
+    elif saved is not None and saved.latest_step() is not None:
+        part_step, part, _, _ = saved.restore(part, key)
+        print(f"resuming at update {step} with the part saved at update {part_step} "
+              f"(it is saved less often): the run continues, but not exactly as an unbroken "
+              f"run would", file=sys.stderr)
     else:
         print(f"resuming at update {step} with a fresh copy of the part not checkpointed",
               file=sys.stderr)
