@@ -53,6 +53,12 @@ def random_games(n: int, num_games: int, seed: int = 0, swap: bool = False, forc
     return np.asarray(state.board), actions, masks, returns, np.asarray(state.terminated)
 
 
+@functools.lru_cache(maxsize=None)
+def games(n: int):
+    """The shared batch of random games of size n (generated once per test session)."""
+    return random_games(n, {5: 1000, 6: 600, 7: 600, 11: 300}.get(n, 300), seed=n)
+
+
 def reference_winner(board, n: int) -> int:
     """0 Black, 1 White, -1 none: breadth-first search, written apart from jaxgames.hex.board."""
     cells = np.asarray(board).reshape(n, n)

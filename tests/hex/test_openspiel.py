@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hex_helpers import random_games
+from hex_helpers import games, random_games
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -34,11 +34,11 @@ def _replay(n: int, actions, masks, returns, swap: bool = False) -> int:
     return actions.shape[0]
 
 
-@pytest.mark.parametrize("n, num_games", [(5, 1000), (6, 600), (7, 600), (11, 300)])
-def test_same_legal_moves_and_winner_as_openspiel(n, num_games):
-    _, actions, masks, returns, terminated = random_games(n, num_games, seed=n)
+@pytest.mark.parametrize("n", [5, 6, 7, 11])
+def test_same_legal_moves_and_winner_as_openspiel(n):
+    _, actions, masks, returns, terminated = games(n)
     assert terminated.all()
-    assert _replay(n, actions, masks, returns) == num_games
+    assert _replay(n, actions, masks, returns) >= 300
 
 
 def test_swap_matches_openspiel():
