@@ -23,6 +23,7 @@ import math
 import os
 import pathlib
 import socket
+import tempfile
 import sys
 from typing import Any, Mapping
 
@@ -254,6 +255,10 @@ def _check_writable(path: pathlib.Path) -> None:
         raise RunDirError(f"cannot create {path}: {p} is a file, not a folder")
     if not os.access(p, os.W_OK | os.X_OK):
         raise RunDirError(f"cannot create {path}: {p} is not writable")
+    try:  # os.access says yes to root everywhere; a real (removed) folder tells the truth
+        os.rmdir(tempfile.mkdtemp(prefix=".jaxgames-probe-", dir=p))
+    except OSError as e:
+        raise RunDirError(f"cannot create {path}: {p} is not writable ({e.strerror})") from None
 
 
 def _holder(lock_path: pathlib.Path) -> str:
