@@ -99,6 +99,12 @@ def test_random_fill_invariants():
         freq = (fills[:, empty] == stone).mean(0)
         p = ((k + 1) // 2) / k
         assert np.abs(freq - p).max() < 4.5 * math.sqrt(p * (1 - p) / 3000)
+        # ... and every pair of empty cells both are with probability m(m-1) / (k(k-1)).
+        mine = (fills[:, empty] == stone).astype(np.float64)
+        pairs = (mine.T @ mine / 3000)[np.triu_indices(k, 1)]
+        m = (k + 1) // 2
+        q = m * (m - 1) / (k * (k - 1))
+        assert np.abs(pairs - q).max() < 5 * math.sqrt(q * (1 - q) / 3000)
 
 
 def test_full_and_finished_states():
