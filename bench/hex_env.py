@@ -17,8 +17,9 @@ ratio shows the environments. Two random players are timed:
 Timing starts after a warm-up call (compilation) and waits on ``block_until_ready``; the best
 of ``repeats`` runs is reported as environment steps per second (batch * steps / seconds).
 
-Also measured: ``playout_returns`` (a random fill and one winner test) against the contract's
-move-by-move random rollout from the start position, as playouts per second.
+Also measured: ``Hex.playout_returns`` (a random fill and one winner test, the rollout of UCT)
+against the contract's move-by-move random rollout (``core.rollout`` with the random policy)
+from the empty board, as playouts per second.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ import argparse
 
 import jax
 import jax.numpy as jnp
-
-import jaxgames
 import numpy as np
 
+import jaxgames
 from bench.game2048_env import _pgx_auto_reset, measure
 from jaxgames import core, rng
 
@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> dict:
     n = args.size
     ours_env = jaxgames.make("hex", board_size=n)
     ours_swap_env = jaxgames.make("hex", board_size=n, swap=True)
-    pgx_env = pgx.make("hex") if n == 11 else pgx.hex.Hex(size=n)
+    from pgx.hex import Hex as PgxHex
+
+    pgx_env = PgxHex(size=n)
     # One uniformly random order of the cells per game slot (never the swap action).
     orders = np.argsort(np.random.default_rng(0).random((args.batch, n * n)), axis=1).astype(np.int32)
     ours_moves = lambda s: s.step_count  # noqa: E731
