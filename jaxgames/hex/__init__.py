@@ -11,12 +11,15 @@ from jaxgames.hex.board import (
     WHITE,
     WHITE_STONE,
     cell_name,
+    colour_words,
     connects,
+    from_cell_name,
     legal_mask,
     parse_cell,
     place,
     random_fill,
     swap_pieces,
+    to_cell_name,
     winner,
 )
 from jaxgames.hex.game import Hex, State, observation
@@ -38,7 +41,9 @@ __all__ = [
     "WHITE",
     "WHITE_STONE",
     "cell_name",
+    "colour_words",
     "connects",
+    "from_cell_name",
     "from_sgf",
     "legal_mask",
     "observation",
@@ -49,6 +54,7 @@ __all__ = [
     "render_text",
     "replay",
     "swap_pieces",
+    "to_cell_name",
     "to_sgf",
     "winner",
 ]

@@ -103,6 +103,11 @@ def parse_cell(name: str, n: int) -> int:
     return row * n + col
 
 
+# The names the issue uses for the same two functions.
+to_cell_name = cell_name
+from_cell_name = parse_cell
+
+
 # -- incremental rules (the env's step) -------------------------------------------------------
 
 

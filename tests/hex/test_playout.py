@@ -27,7 +27,10 @@ def _fast(n):
 @functools.lru_cache(maxsize=None)
 def _slow(n):
     e = env(n)
-    return jax.jit(jax.vmap(lambda s, k: core.rollout(e, s, core.random_policy, k).returns, in_axes=(None, 0)))
+    def returns(state, key):
+        return core.rollout(e, state, core.random_policy, key).returns
+
+    return jax.jit(jax.vmap(returns, in_axes=(None, 0)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,7 +94,8 @@ def test_random_fill_invariants():
     k = int(empty.sum())
     for mover in (0, 1):
         stone = 1 - 2 * mover
-        fills = np.asarray(_fill(n)(jnp.asarray(board), jnp.int32(mover), jax.random.split(jax.random.key(mover), 3000)))
+        keys = jax.random.split(jax.random.key(mover), 3000)
+        fills = np.asarray(_fill(n)(jnp.asarray(board), jnp.int32(mover), keys))
         assert (fills != 0).all()
         assert (fills[:, ~empty] == board[~empty]).all()                 # stones stay
         assert ((fills[:, empty] == stone).sum(1) == (k + 1) // 2).all()  # mover: ceil(k/2)

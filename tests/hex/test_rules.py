@@ -16,7 +16,8 @@ from hex_helpers import batched, env, games, reference_winner
 from jaxgames import hex as H
 from jaxgames.hex import board as B
 
-_winner = {n: jax.jit(jax.vmap(lambda b, n=n: H.winner(b, n))) for n in (3, 5, 6, 11, 19)}  # lazy: compiled on use
+# Jitted once per module (compiled on first use).
+_winner = {n: jax.jit(jax.vmap(lambda b, n=n: H.winner(b, n))) for n in (3, 5, 6, 11, 19)}
 _both = {n: jax.jit(jax.vmap(lambda b, n=n: B.connects(B.colour_words(b, n), n))) for n in (3, 5, 11, 19)}
 
 
@@ -88,7 +89,8 @@ def _chains(n):
     """name -> (colour, cells) of chains that join that colour's edges, minimal (no cell spare)."""
     col0 = [(r, 0) for r in range(n)]                           # left column, acute to obtuse corner
     # acute corner (0, 0) to acute corner (n-1, n-1), stepping down and right
-    stair = [(0, 0)] + [(r, c) for r in range(1, n - 1) for c in (r - 1, r)] + [(n - 2, n - 1), (n - 1, n - 1)]
+    stair = [(0, 0)] + [(r, c) for r in range(1, n - 1) for c in (r - 1, r)]
+    stair += [(n - 2, n - 1), (n - 1, n - 1)]
     anti = [(r, n - 1 - r) for r in range(n)]                   # short diagonal, obtuse to obtuse
     top_row = [(0, c) for c in range(n)]                        # top edge, acute to obtuse corner
     stair_w = [(c, r) for r, c in stair]                        # the staircase transposed
@@ -232,7 +234,8 @@ def test_swap_masked_out_when_off():
 def test_observation_is_from_the_movers_view():
     n = 5
     e = env(n)
-    s = jstep(e.board_size, e.swap)(jstep(e.board_size, e.swap)(e.init(jax.random.key(0)), 0), 24)   # Black a1, White e5; Black to move
+    step = jstep(n)
+    s = step(step(e.init(jax.random.key(0)), 0), 24)   # Black a1, White e5; Black to move
     assert int(s.current_player) == H.BLACK
     obs_black, obs_white = np.asarray(e.observe(s, 0)), np.asarray(e.observe(s, 1))
     np.testing.assert_array_equal(s.observation, obs_black)

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import pytest
 
-from hex_helpers import batched, env, games
+from hex_helpers import batched, games
 from jaxgames import hex as H
 
 
