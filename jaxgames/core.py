@@ -34,7 +34,6 @@ Stochastic games may expose their chance step (``afterstate``, ``chance_outcomes
 from __future__ import annotations
 
 import abc
-import dataclasses
 import functools
 from typing import Any, Callable
 

@@ -1,7 +1,6 @@
 """The generic expectimax (any Env with a chance step) equals the fast 2048 board path."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
