@@ -67,7 +67,8 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0) -> d
     MODEL = BoardModel("2048")
     from train.common import make_chunk
 
-    cfg = td.TDConfig(num_games=num_games)
+    from jaxgames.game2048.ntuple import NTupleNetwork
+    cfg = td.TDConfig(network=NTupleNetwork(), num_games=num_games)
     carry = td.init(cfg, MODEL, jax.random.key(seed))
     chunk = make_chunk(td.make_update(cfg, MODEL), chunk_size)
     key = jax.random.key(seed + 1)

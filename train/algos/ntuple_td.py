@@ -25,19 +25,21 @@ plays through the arena).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import chex
 import jax
 import jax.numpy as jnp
 
 from jaxgames import rng
-from jaxgames.game2048.ntuple import NTupleNetwork
 from train.algos.learner import Learner
 
 
 @dataclasses.dataclass(frozen=True)
 class TDConfig:
-    network: NTupleNetwork = NTupleNetwork()
+    # the n-tuple network (e.g. jaxgames.game2048.NTupleNetwork): ``indices(boards)``,
+    # ``value(weights, boards)``, ``init_weights(v)``, ``num_features``
+    network: Any
     num_games: int = 1024          # games advanced in parallel
     learning_rate: float = 0.1     # α of the source, split over the features
     lam: float = 0.0               # λ; 0 = TD(0)
@@ -101,7 +103,7 @@ def _trace_slots(cfg: TDConfig) -> int:
     return cfg.trace_length if cfg.lam > 0 else 1
 
 
-def greedy_move(net: NTupleNetwork, table, board, model):
+def greedy_move(net, table, board, model):
     """1-ply choice on reward + V(afterstate): (action, afterstate, reward, indices, value, alive)."""
     after, reward, legal = model.expand(board)                      # [4,16], [4], [4]
     idx = net.indices(after)                                         # [4, F]
