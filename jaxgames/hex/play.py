@@ -1,0 +1,518 @@
+"""Play Hex in the terminal against the computer.
+
+    python -m jaxgames.hex.play --opponent uct --simulations 1000 --board-size 11
+
+Type a cell (``f6``) to play there, ``undo`` to take back your last move and the computer's
+reply, ``swap`` to use the pie rule (``--swap``; White's first move only), ``help``, ``quit``.
+The board is drawn after every move, each move's thinking time is shown with both sides'
+totals, and the game is saved as an SGF record at the end, also when you quit or the input
+ends (Ctrl-D). Rules: docs/rules/hex.md ("Playing against the computer").
+
+The logic is importable: :func:`play` (or :class:`Session`) takes any iterable of input
+lines and writes to any text stream; :func:`main` is the thin command line around it.
+
+Opponents are named in :data:`OPPONENTS`: a factory ``(env, settings) -> Opponent`` each,
+where an :class:`Opponent` holds an arena policy ``policy(params, state, key) -> action`` and
+its params. Adding one (the trained agent of a run folder) is one factory there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import functools
+import os
+import re
+import secrets
+import sys
+import time
+from typing import Any, Callable, Iterable, Iterator, TextIO
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxgames
+from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name, to_cell_name
+from jaxgames.hex.render import render_text
+from jaxgames.hex.sgf import SWAP_NAME, to_sgf
+from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
+
+PROG = "python -m jaxgames.hex.play"
+COLOURS = ("black", "white")
+_COLOUR_NAME = {BLACK: "Black", WHITE: "White"}
+_STONE = {BLACK: "X", WHITE: "O"}
+_EDGES = {BLACK: "top-bottom", WHITE: "left-right"}
+_QUIT = ("quit", "exit", "q")
+_HELP = ("help", "h", "?")
+_CELL = re.compile(r"([a-z])(\d+)")
+
+HELP = """\
+Commands:
+  f6      put your stone on a cell: column letter, then row number (a1 is the top-left)
+  undo    take back your last move and the computer's reply
+  swap    the pie rule: as White, on White's first move, take over Black's first stone
+          (mirrored: b4 becomes d2); needs --swap
+  help    this list
+  quit    stop here; the game is saved (Ctrl-D does the same)"""
+
+
+class OpponentUnavailable(Exception):
+    """The chosen opponent cannot be used (the command line exits 2 with the message)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """One game's options (the command line's flags)."""
+
+    board_size: int = 11
+    swap: bool = False
+    human_colour: str = "black"          # "black" (moves first) or "white"
+    opponent: str = "uct"                # a key of OPPONENTS
+    simulations: int = 1000              # UCT simulations per computer move
+    exploration: float = DEFAULT_EXPLORATION
+    checkpoint: str | None = None        # run folder of a trained agent (--opponent agent)
+    seed: int = 0                        # the computer's randomness
+    sgf: str | None = None               # where the record goes; None: hex-<time>.sgf here
+
+    @property
+    def human(self) -> int:
+        return COLOURS.index(self.human_colour)
+
+
+@dataclasses.dataclass(frozen=True)
+class Opponent:
+    """A computer player: an arena policy, jitted once, and its parameters."""
+
+    name: str                     # shown to the person and written to the SGF
+    policy: Callable[..., Any]    # jitted ``policy(params, state, key) -> int32 []``
+    params: Any = None
+
+
+def uct_opponent(env, settings: Settings) -> Opponent:
+    """Plain UCT (``jaxgames.search.uct``) with ``settings.simulations`` simulations."""
+    return _uct_opponent(env, int(settings.simulations), float(settings.exploration))
+
+
+@functools.lru_cache(maxsize=None)
+def _uct_opponent(env, simulations: int, exploration: float) -> Opponent:
+    # Cached, so one compile serves every game of a process with the same settings.
+    policy = uct_policy(env, num_simulations=simulations, exploration=exploration)
+    return Opponent(name=f"UCT ({simulations} simulations)", policy=jax.jit(policy))
+
+
+def agent_opponent(env, settings: Settings) -> Opponent:
+    """A trained agent loaded from ``settings.checkpoint`` (a run folder): not available yet."""
+    raise OpponentUnavailable(
+        "--opponent agent is not available yet: playing a trained Hex agent (--checkpoint "
+        "runs/hex/<run>) comes with a later release; use --opponent uct")
+
+
+#: name -> factory ``(env, settings) -> Opponent``; raises OpponentUnavailable when it cannot.
+OPPONENTS: dict[str, Callable[[Any, Settings], Opponent]] = {
+    "uct": uct_opponent,
+    "agent": agent_opponent,
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _env(board_size: int, swap: bool):
+    return jaxgames.make("hex", board_size=board_size, swap=swap)
+
+
+@functools.lru_cache(maxsize=None)
+def _step_fn(env):
+    return jax.jit(env.step)
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """How a session ended."""
+
+    actions: tuple           # every move on the board, in order (n*n is the swap)
+    times: tuple             # seconds each move took, same order
+    winner: int | None       # BLACK, WHITE, or None when the game was stopped
+    ended_by: str            # "win", "quit", "eof" or "interrupt"
+    sgf_path: str | None     # where the record was written (None if that failed)
+    exit_code: int           # 0; 1 if the record could not be written; 130 after Ctrl-C
+
+
+def format_seconds(seconds: float) -> str:
+    """``4.2 s`` below a minute, ``1:02.5`` above, ``1:02:03`` above an hour."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, s = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)}:{s:04.1f}"
+    hours, minutes = divmod(int(minutes), 60)
+    return f"{hours}:{minutes:02d}:{int(s):02d}"
+
+
+def default_sgf_path(now: datetime.datetime | None = None, folder: str = ".") -> str:
+    """``hex-YYYYMMDD-HHMMSS.sgf`` in ``folder``; ``-2``, ``-3`` ... if that name is taken."""
+    stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(folder, f"hex-{stamp}.sgf")
+    k = 2
+    while os.path.exists(path):
+        path = os.path.join(folder, f"hex-{stamp}-{k}.sgf")
+        k += 1
+    return path
+
+
+def check_sgf_path(path: str) -> str | None:
+    """Why the record could not be written to ``path`` (None if it looks writable)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--sgf {path}: is a folder; give a file name"
+    if not os.path.isdir(folder):
+        return f"--sgf {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"--sgf {path}: the folder {folder} is not writable"
+    return None
+
+
+class Session:
+    """One game between a person (typed lines) and the computer, written to ``output``.
+
+    ``state`` is the current position; ``actions`` and ``times`` the moves on the board so
+    far. Construction builds the opponent (OpponentUnavailable if it cannot) and the jitted
+    step; :meth:`run` plays the game to the end and saves it.
+    """
+
+    def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
+        if settings.human_colour not in COLOURS:
+            raise ValueError(f"human_colour must be one of {COLOURS}, got {settings.human_colour!r}")
+        if settings.opponent not in OPPONENTS:
+            raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {sorted(OPPONENTS)}")
+        self.settings = settings
+        self.out = output
+        self.echo = echo
+        self.clock = clock
+        self.env = _env(settings.board_size, settings.swap)
+        self.n = settings.board_size
+        self.human = settings.human
+        self.computer = 1 - self.human
+        self.opponent = OPPONENTS[settings.opponent](self.env, settings)
+        self._step = _step_fn(self.env)
+        self._key = jax.random.key(settings.seed)
+        self._searches = 0
+        self.states = [self.env.init(jax.random.key(0))]
+        self.actions: list[int] = []
+        self.times: list[float] = []
+
+    # -- the position ---------------------------------------------------------------------------
+
+    @property
+    def state(self):
+        return self.states[-1]
+
+    @property
+    def over(self) -> bool:
+        return bool(self.state.terminated)
+
+    @property
+    def to_move(self) -> int:
+        return int(self.state.current_player)
+
+    def board_text(self) -> str:
+        return render_text(self.state)
+
+    def legal_cells(self) -> list[str]:
+        """Names of the empty cells (the moves a person may type, the swap aside)."""
+        mask = np.asarray(self.state.legal_action_mask)[: self.n * self.n]
+        return [to_cell_name(int(a), self.n) for a in np.flatnonzero(mask)] if not self.over else []
+
+    def winner(self) -> int | None:
+        if not self.over:
+            return None
+        return int(np.argmax(np.asarray(self.state.rewards)))
+
+    def _who(self, player: int) -> str:
+        return "you" if player == self.human else "computer"
+
+    def _name(self, action: int) -> str:
+        return "swap" if action == self.n * self.n else to_cell_name(action, self.n)
+
+    def _example(self) -> str:
+        return to_cell_name((self.n // 2) * (self.n + 1), self.n)  # the centre: f6 on 11x11
+
+    def _say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _total(self, player: int) -> float:
+        return sum(t for i, t in enumerate(self.times) if i % 2 == player)
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def _play(self, action: int, seconds: float) -> None:
+        mover = self.to_move
+        before = self.state
+        self.states.append(self._step(self.state, jnp.int32(action)))
+        self.actions.append(int(action))
+        self.times.append(float(seconds))
+        who = "You" if mover == self.human else "Computer"
+        colour = _COLOUR_NAME[mover]
+        if action == self.n * self.n:
+            first = int(before.last_move)
+            r, c = divmod(first, self.n)
+            what = (f"swap{'s' if who == 'Computer' else ''}: Black's stone on "
+                    f"{to_cell_name(first, self.n)} becomes White's on {to_cell_name(c * self.n + r, self.n)}")
+        else:
+            what = f"play{'s' if who == 'Computer' else ''} {to_cell_name(action, self.n)}"
+        self._say()
+        self._say(self.board_text())
+        self._say(f"{who} ({colour}) {what}  [{format_seconds(seconds)}; "
+                  f"{self._who(mover)} {format_seconds(self._total(mover))} in total]")
+
+    def _computer_move(self) -> None:
+        key = jax.random.fold_in(self._key, self._searches)
+        self._searches += 1
+        start = self.clock()
+        action = int(self.opponent.policy(self.opponent.params, self.state, key))
+        seconds = self.clock() - start
+        if not bool(np.asarray(self.state.legal_action_mask)[action]):
+            raise RuntimeError(f"{self.opponent.name} chose the illegal action {action}")
+        self._play(action, seconds)
+
+    def parse(self, text: str) -> tuple[str, Any]:
+        """``("move", action)``, ``("undo" | "quit" | "help" | "empty", None)`` or
+        ``("bad", message)`` for a line a person typed in the current position."""
+        word = text.strip().lower()
+        n = self.n
+        if not word:
+            return "empty", None
+        if word in _QUIT:
+            return "quit", None
+        if word in _HELP:
+            return "help", None
+        if word == "undo":
+            return "undo", None
+        if word in ("swap", SWAP_NAME):
+            if not self.settings.swap:
+                return "bad", "The swap rule is off in this game (start with --swap to play with it)."
+            if not bool(np.asarray(self.state.legal_action_mask)[n * n]):
+                return "bad", ("No swap now: only White may swap, as White's first move "
+                               "(right after Black's first stone).")
+            return "move", n * n
+        m = _CELL.fullmatch(word)
+        if not m:
+            return "bad", (f"{text.strip()!r} is not a move: type a cell such as "
+                           f"{self._example()}, or undo, {'swap, ' if self.settings.swap else ''}help, quit.")
+        col, row = ord(m.group(1)) - ord("a"), int(m.group(2))
+        last = to_cell_name(n * n - 1, n)
+        if col >= n or not 1 <= row <= n:
+            return "bad", (f"{word} is off the {n}x{n} board (columns a-{last[0]}, rows 1-{n}).")
+        action = from_cell_name(f"{m.group(1)}{row}", n)
+        cell = int(np.asarray(self.state.board)[action])
+        if cell != 0:
+            owner = BLACK if cell > 0 else WHITE
+            whose = "your" if owner == self.human else "the computer's"
+            return "bad", f"{to_cell_name(action, n)} is already taken ({whose} {_STONE[owner]}); choose an empty cell."
+        return "move", action
+
+    def undo(self) -> None:
+        """Take back the person's last move and everything after it (the computer's reply)."""
+        if len(self.actions) <= self.human:  # the person has not moved yet
+            self._say("Nothing to undo: you have not moved yet.")
+            return
+        taken = []
+        while True:
+            i = len(self.actions) - 1
+            taken.append(f"{self._name(self.actions[i])} ({'yours' if i % 2 == self.human else 'computer'})")
+            self.states.pop()
+            self.actions.pop()
+            self.times.pop()
+            if i % 2 == self.human:
+                break
+        self._say()
+        self._say(self.board_text())
+        self._say(f"Took back {' and '.join(reversed(taken))}. Your move again.")
+
+    # -- the game -----------------------------------------------------------------------------
+
+    def _read(self, lines: Iterator[str], prompt: str) -> str | None:
+        self.out.write(prompt)
+        self.out.flush()
+        try:
+            line = next(lines)
+        except StopIteration:
+            self._say()
+            return None
+        line = line.rstrip("\r\n")
+        if self.echo:
+            self._say(line)
+        return line
+
+    def _intro(self) -> None:
+        s, n = self.settings, self.n
+        you, it = self.human, self.computer
+        self._say(f"Hex {n}x{n}: you are {_COLOUR_NAME[you]} ({_STONE[you]}, joining {_EDGES[you]}), "
+                  f"the computer is {_COLOUR_NAME[it]} ({_STONE[it]}, {_EDGES[it]}): "
+                  f"{self.opponent.name}, seed {s.seed}.")
+        self._say(f"Black moves first. Swap rule: {'on' if s.swap else 'off'}. "
+                  f"Type a cell such as {self._example()}, or undo, "
+                  f"{'swap, ' if s.swap else ''}help, quit.")
+        start = self.clock()
+        self.out.write("Preparing the computer (compiling its move once) ... ")
+        self.out.flush()
+        jax.block_until_ready(self.opponent.policy(self.opponent.params, self.state, self._key))
+        self._step(self.state, jnp.int32(0))
+        self._say(f"ready ({format_seconds(self.clock() - start)}).")
+
+    def run(self, input_lines: Iterable[str]) -> Result:
+        """Play to the end of the game, ``quit``, or the end of ``input_lines``; then save."""
+        lines = iter(input_lines)
+        ended_by = "win"
+        try:
+            self._intro()
+            self._say()
+            self._say(self.board_text())
+            while not self.over:
+                if self.to_move == self.computer:
+                    self._computer_move()
+                    continue
+                started = self.clock()
+                while True:
+                    line = self._read(lines, f"Move {len(self.actions) + 1}, "
+                                             f"{_COLOUR_NAME[self.human]} (you) > ")
+                    if line is None:
+                        ended_by = "eof"
+                        self._say("End of input: the game stops here.")
+                        break
+                    kind, value = self.parse(line)
+                    if kind == "move":
+                        self._play(value, self.clock() - started)
+                        break
+                    if kind == "quit":
+                        ended_by = "quit"
+                        self._say("You quit: the game stops here.")
+                        break
+                    if kind == "undo":
+                        self.undo()
+                        started = self.clock()
+                    elif kind == "help":
+                        self._say(HELP)
+                    elif kind == "bad":
+                        self._say(value)
+                if ended_by != "win":
+                    break
+        except KeyboardInterrupt:
+            ended_by = "interrupt"
+            self._say()
+            self._say("Interrupted: the game stops here.")
+        return self._finish(ended_by)
+
+    def _finish(self, ended_by: str) -> Result:
+        winner = self.winner()
+        self._say()
+        if winner is not None:
+            self._say(f"Game over: {_COLOUR_NAME[winner]} wins ("
+                      f"{'you win, well played' if winner == self.human else 'the computer wins'}) "
+                      f"after {len(self.actions)} moves.")
+        else:
+            self._say(f"Game not finished ({len(self.actions)} moves played).")
+        for player in (self.human, self.computer):
+            moves = [t for i, t in enumerate(self.times) if i % 2 == player]
+            mean = f", {format_seconds(sum(moves) / len(moves))} a move" if moves else ""
+            self._say(f"Time, {'you' if player == self.human else 'computer'} ({_COLOUR_NAME[player]}): "
+                      f"{format_seconds(sum(moves))} over {len(moves)} move{'' if len(moves) == 1 else 's'}{mean}")
+        path = self.settings.sgf or default_sgf_path()
+        text = self.sgf()
+        code = 130 if ended_by == "interrupt" else 0
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as err:
+            self._say(f"Could not save the game to {path}: {err.strerror or err}. The record:")
+            self._say(text)
+            return Result(tuple(self.actions), tuple(self.times), winner, ended_by, None, 1)
+        self._say(f"Game saved to {os.path.abspath(path)}")
+        return Result(tuple(self.actions), tuple(self.times), winner, ended_by, path, code)
+
+    def sgf(self) -> str:
+        """The game so far as a HexGui SGF record (players, date, seed and times in the root)."""
+        names = {self.human: "Human", self.computer: self.opponent.name}
+        totals = ", ".join(f"{_COLOUR_NAME[p]} {format_seconds(self._total(p))}" for p in (BLACK, WHITE))
+        comment = (f"jaxgames.hex.play, {self.opponent.name}, seed {self.settings.seed}, "
+                   f"swap {'on' if self.settings.swap else 'off'}; thinking time: {totals}")
+        props = {"PB": names[BLACK], "PW": names[WHITE],
+                 "DT": datetime.date.today().isoformat(), "C": comment}
+        return to_sgf(self.actions, self.n, props)
+
+
+def play(input_lines: Iterable[str], output: TextIO = sys.stdout, *, echo: bool = False,
+         clock: Callable[[], float] = time.monotonic, **settings) -> Result:
+    """Play one game: ``settings`` are :class:`Settings` fields (``board_size=5``, ...)."""
+    return Session(Settings(**settings), output, echo=echo, clock=clock).run(input_lines)
+
+
+# -- command line -------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Play Hex in the terminal against the computer.",
+        epilog="In the game: a cell such as f6, undo, swap, help, quit (Ctrl-D also quits). "
+               "The game is saved as SGF when it ends.")
+    p.add_argument("--opponent", choices=sorted(OPPONENTS), default="uct",
+                   help="the computer player (default uct; agent: not available yet)")
+    p.add_argument("--simulations", type=int, default=1000, metavar="N",
+                   help="UCT simulations per computer move (default 1000)")
+    p.add_argument("--exploration", type=float, default=DEFAULT_EXPLORATION, metavar="C",
+                   help=f"UCT exploration constant (default {DEFAULT_EXPLORATION})")
+    p.add_argument("--checkpoint", metavar="RUN", help="run folder of a trained agent (--opponent agent)")
+    p.add_argument("--board-size", type=int, default=11, metavar="N",
+                   help=f"board size, {MIN_SIZE} to {MAX_SIZE} (default 11)")
+    p.add_argument("--swap", action="store_true", help="play with the swap (pie) rule")
+    p.add_argument("--human-colour", "--human-color", dest="human_colour", type=str.lower,
+                   choices=COLOURS, default="black", help="your colour; Black moves first (default black)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the computer's randomness (default: a random one, shown and saved)")
+    p.add_argument("--sgf", metavar="PATH",
+                   help="where to save the game (default: hex-<date>-<time>.sgf in this folder)")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> Settings:
+    """Settings from command-line flags; a bad flag exits 2 with one clear line (argparse)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not MIN_SIZE <= args.board_size <= MAX_SIZE:
+        parser.error(f"argument --board-size: must be from {MIN_SIZE} to {MAX_SIZE}, got {args.board_size}")
+    if args.simulations < 1:
+        parser.error(f"argument --simulations: must be at least 1, got {args.simulations}")
+    if not args.exploration >= 0:
+        parser.error(f"argument --exploration: must be >= 0, got {args.exploration}")
+    if args.checkpoint is not None and args.opponent != "agent":
+        parser.error("argument --checkpoint: only with --opponent agent")
+    if args.sgf is not None and (problem := check_sgf_path(args.sgf)):
+        parser.error(problem)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    return Settings(board_size=args.board_size, swap=args.swap, human_colour=args.human_colour,
+                    opponent=args.opponent, simulations=args.simulations,
+                    exploration=args.exploration, checkpoint=args.checkpoint, seed=seed, sgf=args.sgf)
+
+
+def _stdin_lines() -> Iterator[str]:
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        yield line
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = parse_args(argv)
+    try:
+        session = Session(settings, sys.stdout, echo=not sys.stdin.isatty())
+    except OpponentUnavailable as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    return session.run(_stdin_lines()).exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
