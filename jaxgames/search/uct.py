@@ -48,6 +48,7 @@ from typing import Any
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxgames import rng
 from jaxgames.core import Env, State
@@ -66,19 +67,24 @@ class UCTTree:
     """The search tree of one position (a leading batch axis ``[B]`` when vmapped).
 
     ``N = num_simulations + 1`` nodes; ``A = env.num_actions``; ``P = env.num_players``.
-    Statistics live on the edges, children-major, so that selection reads one row per node.
-    A node's own visit count ``N'`` is the sum of its row, plus one for the simulation that
-    created it (every node but the root). Slots of simulations that ended in a finished game
-    already in the tree stay unused (``parents == -1``; their ``node_states`` are arbitrary).
+    A node's ``W`` counts the wins of the player who moved into it (at the root: of the
+    player to move there). Selection reads one row per node: ``children_win_rates`` and
+    ``children_scale`` cache each child's ``W/N`` and ``1/sqrt(N)`` (set by the backup), so eq.
+    (4) is one multiply-add per child, ``W/N + sqrt(2 C^2 ln N') * (1/sqrt(N))``, with no
+    division, square root or gather of the children's own statistics. Slots of simulations
+    that ended in a finished game already in the tree stay unused (``parents == -1``,
+    ``node_visits == 0``; their ``node_states`` are arbitrary).
     """
 
-    node_states: Any           # State, every leaf [N, ...]  the position at each node
-    node_returns: Array        # float32 [N, P]  rewards collected from the root to the node
-    parents: Array             # int32 [N]       -1 at the root and in unused slots
-    action_from_parent: Array  # int32 [N]       -1 at the root and in unused slots
-    children_index: Array      # int32 [N, A]    node of each child, -1 if unexplored
-    children_visits: Array     # int32 [N, A]    N of each child
-    children_wins: Array       # float32 [N, A]  W of each child for the player to move at the node
+    node_states: Any            # State, every leaf [N, ...]  the position at each node
+    node_returns: Array         # float32 [N, P]  rewards collected from the root to the node
+    node_visits: Array          # int32 [N]       N
+    node_wins: Array            # float32 [N]     W (a draw counts 1/2)
+    parents: Array              # int32 [N]       -1 at the root and in unused slots
+    action_from_parent: Array   # int32 [N]       -1 at the root and in unused slots
+    children_index: Array       # int32 [N, A]    node of each child, -1 if unexplored
+    children_win_rates: Array   # float32 [N, A]  W/N of each child; +inf unexplored, -inf illegal
+    children_scale: Array       # float32 [N, A]  1/sqrt(N) of each child; 0 if unexplored
 
     @property
     def num_nodes(self) -> int:
@@ -186,11 +192,13 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
     tree = UCTTree(
         node_states=jax.tree_util.tree_map(root_slot, states),
         node_returns=jnp.zeros((batch, num_nodes, num_players), jnp.float32),
+        node_visits=jnp.zeros((batch, num_nodes), jnp.int32),
+        node_wins=jnp.zeros((batch, num_nodes), jnp.float32),
         parents=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
         action_from_parent=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
         children_index=jnp.full((batch, num_nodes, num_actions), UNEXPLORED, jnp.int32),
-        children_visits=jnp.zeros((batch, num_nodes, num_actions), jnp.int32),
-        children_wins=jnp.zeros((batch, num_nodes, num_actions), jnp.float32),
+        children_win_rates=root_slot(_fresh_row(states.legal_action_mask)),
+        children_scale=jnp.zeros((batch, num_nodes, num_actions), jnp.float32),
     )
     # One key per game per simulation, split up front (unrolled Threefry: cheap on CPU).
     sim_keys = jax.vmap(lambda k: rng.split(k, num_simulations))(keys)  # [B, S]
@@ -223,12 +231,18 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
             action_from_parent=put(tree.action_from_parent, action),
             children_index=tree.children_index.at[
                 lanes, jnp.where(expand, node, num_nodes), action].set(new, mode="drop"),
+            children_win_rates=put(tree.children_win_rates, _fresh_row(child.legal_action_mask)),
         )
         leaf = jnp.where(expand, new, node)
         return _backup(tree, leaf, _wins(outcome))
 
     tree = jax.lax.fori_loop(0, num_simulations, simulate, tree)
     return _root_output(tree, states)
+
+
+def _fresh_row(legal: Array) -> Array:
+    """children_win_rates of a new node: +inf for its legal (unexplored) children, -inf else."""
+    return jnp.where(legal, jnp.inf, -jnp.inf).astype(jnp.float32)
 
 
 def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Array, Array]:
@@ -241,36 +255,32 @@ def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Arra
     lanes = jnp.arange(batch)
     states = tree.node_states
     finished_nodes = states.terminated | states.truncated  # [B, N]
-    actions = jnp.arange(num_actions, dtype=jnp.int32)
-    # A random priority per (game, action) for this simulation, the action index in its low
-    # bits: the largest among the unexplored children is a uniform random pick of them (the
-    # source's rule), found by one max (XLA's CPU argmax is a slow two-operand reduction).
+    actions = jnp.arange(num_actions, dtype=jnp.uint32)
+    # Ties among the best children go to the smallest key: the action index for explored
+    # children (the lowest action wins), and for the unexplored ones (all at +inf) a random
+    # number of this simulation with the action in its low bits, so that the pick among them
+    # is uniform (the source's rule). Two plain reductions, max then min, over int32 keys:
+    # XLA's CPU argmax is a slow two-operand reduction and its float max keeps NaN rules.
     bits = max(1, (num_actions - 1).bit_length())
-    priority = (_mix32(word[:, None] ^ (actions.astype(jnp.uint32) * jnp.uint32(0x9E3779B9)))
-                << bits) | actions.astype(jnp.uint32)                       # uint32 [B, A]
+    shuffled = (_mix32(word[:, None] ^ (actions * jnp.uint32(0x9E3779B9))) << bits) | actions
     low = jnp.uint32((1 << bits) - 1)
-    c2 = 2.0 * exploration * exploration  # C sqrt(2 ln N' / N) = sqrt(C^2 2 ln N' / N)
+    c2 = 2.0 * exploration * exploration  # C sqrt(2 ln N' / N) = sqrt(2 C^2 ln N') / sqrt(N)
 
     def cond(c):
         return c[3].any()
 
     def body(c):
         node, action, expand, walking = c
-        visits = tree.children_visits[lanes, node]                # [B, A] one row each
-        legal = states.legal_action_mask[lanes, node]             # [B, A]
-        explored = visits > 0  # a child gets its first visit in the simulation that adds it
-        unexplored = legal & ~explored
-        expand_here = unexplored.any(-1)
-        pick_new = (jnp.max(jnp.where(unexplored, priority, 0), -1) & low).astype(jnp.int32)
-        # Eq. (4); N' = the node's visits = its children's + the one that created it.
-        n = jnp.maximum(visits, 1).astype(jnp.float32)
-        parent_n = (visits.sum(-1) + (node != 0)).astype(jnp.float32)
-        ucb = tree.children_wins[lanes, node] / n + jnp.sqrt(c2 * jnp.log(parent_n)[:, None] / n)
-        ucb = jnp.where(explored, ucb, -jnp.inf)
-        # first index of the largest value: ties go to the lowest action
-        best = jnp.max(ucb, -1, keepdims=True)
-        pick_best = jnp.min(jnp.where(ucb == best, actions, num_actions), -1)
-        chosen = jnp.where(expand_here, pick_new, pick_best)
+        win_rates = tree.children_win_rates[lanes, node]          # [B, A] one row each
+        # N' >= 1 but for the root's first simulation, where every child is unexplored
+        parent_n = jnp.maximum(tree.node_visits[lanes, node], 1).astype(jnp.float32)
+        reach = jnp.sqrt(c2 * jnp.log(parent_n))
+        ucb = _ordered(win_rates + reach[:, None] * tree.children_scale[lanes, node])  # eq. (4)
+        best = jnp.max(ucb, -1)
+        expand_here = best == _INF_ORDERED
+        tie = jnp.where(win_rates == jnp.inf, shuffled, actions)
+        tie = jnp.where(ucb == best[:, None], tie, jnp.uint32(0xFFFFFFFF))
+        chosen = (jnp.min(tie, -1) & low).astype(jnp.int32)
         down = tree.children_index[lanes, node, chosen]
         # Games that stopped walking keep their cursor.
         descend = walking & ~expand_here
@@ -286,26 +296,43 @@ def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Arra
 
 
 def _backup(tree: UCTTree, leaf: Array, wins: Array) -> UCTTree:
-    """Every edge from the root down to ``leaf`` [B] gains one visit and its chooser's share
-    of ``wins`` [B, P]."""
+    """Every node from ``leaf`` [B] up to the root gains one visit and, from ``wins`` [B, P],
+    the share of the player who moved into it; the parents' cached rows follow."""
     batch, num_nodes = tree.parents.shape
     lanes = jnp.arange(batch)
     movers = tree.node_states.current_player  # [B, N]
 
     def body(c):
-        node, visits, node_wins = c
-        parent = tree.parents[lanes, node]
-        at = jnp.where(node > 0, parent, num_nodes)  # games already at the root: dropped
-        action = tree.action_from_parent[lanes, node]
-        credit = wins[lanes, jnp.maximum(movers[lanes, jnp.maximum(parent, 0)], 0)]
-        visits = visits.at[lanes, at, action].add(1, mode="drop")
-        node_wins = node_wins.at[lanes, at, action].add(credit, mode="drop")
-        return jnp.where(node > 0, parent, 0), visits, node_wins
+        node, visits, node_wins, win_rates, scale = c
+        at = jnp.where(node >= 0, node, num_nodes)  # games past the root: dropped
+        safe = jnp.maximum(node, 0)
+        parent = tree.parents[lanes, safe]
+        chooser = movers[lanes, jnp.where(parent >= 0, parent, safe)]  # the root: its mover
+        n = visits[lanes, safe] + 1
+        w = node_wins[lanes, safe] + wins[lanes, jnp.maximum(chooser, 0)]
+        visits = visits.at[lanes, at].set(n, mode="drop")
+        node_wins = node_wins.at[lanes, at].set(w, mode="drop")
+        edge = (lanes, jnp.where((node >= 0) & (parent >= 0), parent, num_nodes),
+                tree.action_from_parent[lanes, safe])
+        win_rates = win_rates.at[edge].set(w / n, mode="drop")
+        scale = scale.at[edge].set(jax.lax.rsqrt(n.astype(jnp.float32)), mode="drop")
+        return jnp.where(node >= 0, parent, NO_PARENT), visits, node_wins, win_rates, scale
 
-    _, visits, node_wins = jax.lax.while_loop(
-        lambda c: (c[0] > 0).any(), body, (leaf, tree.children_visits, tree.children_wins))
-    return tree.replace(children_visits=visits, children_wins=node_wins)
+    init = (leaf, tree.node_visits, tree.node_wins, tree.children_win_rates, tree.children_scale)
+    _, visits, node_wins, win_rates, scale = jax.lax.while_loop(
+        lambda c: (c[0] >= 0).any(), body, init)
+    return tree.replace(node_visits=visits, node_wins=node_wins, children_win_rates=win_rates,
+                        children_scale=scale)
 
+
+def _ordered(x: Array) -> Array:
+    """int32 keys of float32 ``x`` in the same order (no NaN here): XLA's CPU max reduction
+    vectorises over int32 but not over float32, whose NaN rule it keeps."""
+    bits = jax.lax.bitcast_convert_type(x, jnp.int32)
+    return bits ^ ((bits >> 31) & 0x7FFFFFFF)
+
+
+_INF_ORDERED = int(np.float32(np.inf).view(np.int32))
 
 def _wins(returns: Array) -> Array:
     """float32 [..., P]: 1 for a positive return (a win), 1/2 for zero (a draw), else 0."""
@@ -322,12 +349,15 @@ def _mix32(x: Array) -> Array:
 
 
 def _root_output(tree: UCTTree, states: State) -> UCTOutput:
-    visits = tree.children_visits[:, 0]                                   # [B, A]
-    wins = tree.children_wins[:, 0]
-    win_rates = wins / jnp.maximum(visits, 1)
+    batch = tree.parents.shape[0]
+    lanes = jnp.arange(batch)[:, None]
+    children = tree.children_index[:, 0]                                  # [B, A]
+    explored = children >= 0
+    visits = jnp.where(explored, tree.node_visits[lanes, jnp.maximum(children, 0)], 0)
+    win_rates = jnp.where(explored, tree.children_win_rates[:, 0], 0.0)
     # Most visits; ties: the higher win rate, then the lowest index (argmax takes the first).
     most = visits == visits.max(-1, keepdims=True)
     action = jnp.argmax(jnp.where(most & states.legal_action_mask, win_rates, -1.0), -1)
-    value = wins.sum(-1) / jnp.maximum(visits.sum(-1), 1)
+    value = tree.node_wins[:, 0] / jnp.maximum(tree.node_visits[:, 0], 1)
     return UCTOutput(action=action.astype(jnp.int32), visit_counts=visits,
-                     win_rates=win_rates.astype(jnp.float32), value=value, tree=tree)
+                     win_rates=win_rates, value=value, tree=tree)
