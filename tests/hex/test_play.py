@@ -1,0 +1,274 @@
+"""Terminal play against the computer (jaxgames.hex.play), driven by typed lines.
+
+Tiny boards and few simulations; one compiled opponent per (size, swap) for the module (the
+opponent and the step are cached by jaxgames.hex.play). Nothing here depends on which cell the
+computer picks: the person's moves are chosen from the board as it stands.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.hex import from_sgf, replay, to_cell_name, winner
+from jaxgames.hex import play as hp
+
+N = 4
+SIMS = 20
+BOARD_LEGEND = "X = Black (top-bottom)"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def session(tmp_path, *, clock=None, **settings):
+    settings = {"board_size": N, "simulations": SIMS, "seed": 0,
+                "sgf": str(tmp_path / "game.sgf"), **settings}
+    out = io.StringIO()
+    kwargs = {"clock": clock} if clock else {}
+    return hp.Session(hp.Settings(**settings), out, echo=True, **kwargs), out
+
+
+def first_legal(s: hp.Session):
+    """Endless input: whatever empty cell comes first on the current board."""
+    while True:
+        yield s.legal_cells()[0]
+
+
+def saved_actions(path) -> tuple:
+    with open(path, encoding="utf-8") as f:
+        return from_sgf(f.read(), N).actions
+
+
+def announced_winner(text: str) -> int:
+    found = re.findall(r"Game over: (Black|White) wins", text)
+    assert len(found) == 1, text
+    return {"Black": 0, "White": 1}[found[0]]
+
+
+def test_full_game_to_the_end(tmp_path):
+    s, out = session(tmp_path)
+    result = s.run(first_legal(s))
+    text = out.getvalue()
+    assert result.ended_by == "win" and result.exit_code == 0
+    # the winner announced is the rules' winner of the final board, and the record's
+    final = np.asarray(s.state.board)
+    assert announced_winner(text) == result.winner == int(winner(jnp.asarray(final), N))
+    board, won = replay(result.actions, N)
+    assert won == result.winner and (board == final).all()
+    # the record round-trips: same moves, RE written
+    assert saved_actions(result.sgf_path) == result.actions == tuple(s.actions)
+    assert f"RE[{'BW'[result.winner]}+]" in open(result.sgf_path).read()
+    assert f"Game saved to {os.path.abspath(result.sgf_path)}" in text
+    # a board after every move (and one at the start), a time line per move
+    assert text.count(BOARD_LEGEND) == len(result.actions) + 1
+    assert len(re.findall(r"\[\d+\.\d s; (you|computer) \d+\.\d s in total\]", text)) == len(result.actions)
+    assert "Time, you (Black):" in text and "Time, computer (White):" in text
+
+
+def test_timer_per_move_and_totals(tmp_path):
+    now = [0.0]
+    s, out = session(tmp_path, clock=lambda: now[0])
+
+    def typed():
+        for _ in range(2):
+            now[0] += 7.0       # the person thinks for 7 s before each move
+            yield s.legal_cells()[0]
+        yield "quit"
+
+    result = s.run(typed())
+    text = out.getvalue()
+    assert result.times[0::2] == (7.0, 7.0) and result.times[1::2] == (0.0, 0.0)
+    assert "[7.0 s; you 7.0 s in total]" in text
+    assert "[7.0 s; you 14.0 s in total]" in text
+    assert "Time, you (Black): 14.0 s over 2 moves, 7.0 s a move" in text
+
+
+def test_undo_restores_the_position(tmp_path):
+    s, out = session(tmp_path)
+    seen = {}
+
+    def typed():
+        yield "undo"                          # nothing to take back yet
+        seen["before"] = s.board_text()
+        yield s.legal_cells()[0]
+        seen["moves"] = len(s.actions)        # my move and the reply
+        yield "undo"
+        seen["after"] = s.board_text()
+        seen["after_moves"] = len(s.actions)
+        yield "quit"
+
+    result = s.run(typed())
+    text = out.getvalue()
+    assert "Nothing to undo" in text
+    assert seen["moves"] == 2 and seen["after_moves"] == 0
+    assert seen["after"] == seen["before"]
+    assert "Took back" in text and "Your move again." in text
+    assert result.actions == () and saved_actions(result.sgf_path) == ()
+
+
+def test_undo_as_white_keeps_the_computers_first_move(tmp_path):
+    s, out = session(tmp_path, human_colour="white")
+    seen = {}
+
+    def typed():
+        yield "undo"                          # only the computer has moved
+        seen["before"] = s.board_text()
+        yield s.legal_cells()[0]
+        yield "undo"
+        seen["after"] = s.board_text()
+        yield "quit"
+
+    result = s.run(typed())
+    assert "Nothing to undo" in out.getvalue()
+    assert seen["after"] == seen["before"]
+    assert len(result.actions) == 1 and saved_actions(result.sgf_path) == result.actions
+
+
+def test_bad_moves_get_a_message_and_the_game_goes_on(tmp_path):
+    s, out = session(tmp_path)
+    mine = {}
+
+    def typed():
+        yield "hello"
+        yield "e1"        # column past the board
+        yield "a5"        # row past the board
+        yield "a0"
+        yield "z9"
+        yield "   "        # an empty line: just the prompt again
+        mine["cell"] = s.legal_cells()[0]
+        yield mine["cell"]
+        yield mine["cell"]  # now occupied (by me, or by White after a swap: still taken)
+        mine["second"] = s.legal_cells()[0]
+        yield mine["second"]
+        yield "quit"
+
+    result = s.run(typed())
+    text = out.getvalue()
+    assert "'hello' is not a move" in text
+    for cell in ("e1", "a5", "a0", "z9"):
+        assert f"{cell} is off the {N}x{N} board" in text
+    assert f"{mine['cell']} is already taken (your X)" in text
+    assert result.ended_by == "quit" and len(result.actions) == 4
+    assert [to_cell_name(a, N) for a in result.actions[0::2]] == [mine["cell"], mine["second"]]
+    assert saved_actions(result.sgf_path) == result.actions
+
+
+def test_swap_when_allowed(tmp_path):
+    s, out = session(tmp_path, swap=True, human_colour="white")
+    seen = {}
+
+    def typed():
+        yield "swap"
+        seen["board"] = np.asarray(s.states[2].board)   # right after the swap
+        yield "quit"
+
+    result = s.run(typed())
+    first = result.actions[0]
+    r, c = divmod(first, N)
+    assert result.actions[:2] == (first, N * N)
+    assert f"You (White) swap: Black's stone on {to_cell_name(first, N)} becomes White's on " \
+           f"{to_cell_name(c * N + r, N)}" in out.getvalue()
+    board = seen["board"]
+    assert board[c * N + r] == -1 and (board != 0).sum() == 1
+    text = open(result.sgf_path).read()
+    assert "W[swap-pieces]" in text and from_sgf(text).actions == result.actions
+
+
+def test_swap_refused_when_not_allowed(tmp_path):
+    # the rule is off
+    s, out = session(tmp_path, human_colour="white")
+    result = s.run(iter(["swap", "quit"]))
+    assert "The swap rule is off" in out.getvalue() and len(result.actions) == 1
+    # the rule is on, but Black cannot swap, and White only on its first move
+    s, out = session(tmp_path, swap=True)
+
+    def typed():
+        yield "swap"
+        yield s.legal_cells()[0]
+        yield "swap"
+        yield "quit"
+
+    result = s.run(typed())
+    assert out.getvalue().count("No swap now") == 2
+    assert N * N not in result.actions[0::2]
+
+
+def test_quit_and_eof_save_the_game(tmp_path, monkeypatch):
+    s, out = session(tmp_path)
+    result = s.run(iter(["b2", "quit"]))
+    assert result.ended_by == "quit" and result.winner is None and len(result.actions) == 2
+    assert saved_actions(result.sgf_path) == result.actions
+    assert "Game not finished" in out.getvalue()
+    assert f"Game saved to {tmp_path / 'game.sgf'}" in out.getvalue()
+    # end of input (Ctrl-D), saved under the default timestamped name in the current folder
+    monkeypatch.chdir(tmp_path)
+    s, out = session(tmp_path, sgf=None)
+    result = s.run(iter(["b2"]))
+    assert result.ended_by == "eof" and result.exit_code == 0 and len(result.actions) == 2
+    assert re.fullmatch(r"hex-\d{8}-\d{6}\.sgf", os.path.basename(result.sgf_path))
+    assert os.path.dirname(os.path.abspath(result.sgf_path)) == str(tmp_path)
+    assert saved_actions(result.sgf_path) == result.actions
+    assert "End of input" in out.getvalue()
+
+
+def test_cli_full_game_typed_on_stdin(tmp_path, monkeypatch, capsys):
+    """The command line as a person would use it: every cell typed in order (occupied ones are
+    refused and the next line is read) until someone connects."""
+    cells = [to_cell_name(a, N) for a in range(N * N)]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(c + "\n" for c in cells)))
+    path = tmp_path / "cli.sgf"
+    code = hp.main(["--board-size", str(N), "--simulations", str(SIMS), "--seed", "3",
+                    "--human-colour", "white", "--sgf", str(path)])
+    text = capsys.readouterr().out
+    assert code == 0
+    actions = saved_actions(path)
+    env = jaxgames.make("hex", board_size=N)
+    state = env.init(jax.random.key(0))
+    for a in actions:
+        state = env.step(state, jnp.int32(a))
+    assert bool(state.terminated)
+    assert announced_winner(text) == int(winner(state.board, N))
+    assert "you are White" in text and "seed 3" in text
+
+
+def test_cli_agent_not_available(capsys):
+    assert hp.main(["--opponent", "agent", "--board-size", str(N)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not available yet" in err[0]
+
+
+def test_cli_agent_exit_status_from_a_shell(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "jaxgames.hex.play", "--opponent", "agent"],
+                          capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep
+                               + os.environ.get("PYTHONPATH", "")}, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "not available yet" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())  # no game, no record
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--board-size", "2"], "--board-size: must be from 3 to 19"),
+    (["--board-size", "20"], "--board-size: must be from 3 to 19"),
+    (["--board-size", "x"], "--board-size: invalid int value"),
+    (["--human-colour", "red"], "invalid choice: 'red'"),
+    (["--opponent", "gnugo"], "--opponent: invalid choice"),
+    (["--simulations", "0"], "--simulations: must be at least 1"),
+    (["--checkpoint", "runs/hex/x"], "--checkpoint: only with --opponent agent"),
+    (["--sgf", "/no/such/folder/g.sgf"], "does not exist"),
+])
+def test_cli_bad_flags_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        hp.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
