@@ -11,8 +11,8 @@ The step contract, identical for every game (enforced here, in :meth:`Env.step`,
 can get it wrong):
 
 * stepping a finished game (``terminated | truncated``) is a no-op that returns zero rewards;
-* an illegal action ends the game at once: the player who chose it receives
-  ``illegal_action_penalty`` and every other player ``-penalty / (num_players - 1)``;
+* an illegal action ends the game at once, the position left as it was: the player who chose
+  it receives ``illegal_action_penalty`` and every other player ``-penalty / (num_players - 1)``;
 * at a terminal state ``legal_action_mask`` is all True, so batched sampling from a masked
   distribution never sees an empty mask;
 * actions are integers: a float, a string, a batched action on an unbatched state or the state
@@ -112,17 +112,14 @@ class Env(abc.ABC):
         safe_action = jnp.clip(action, 0, self.num_actions - 1)
         is_illegal = (~state.legal_action_mask[safe_action]) | (action != safe_action)
         mover = state.current_player
-        # A legal move is played from every state so that ``_step`` always sees valid input;
-        # the selects below then decide which result stands.
-        playable = jnp.argmax(state.legal_action_mask).astype(jnp.int32)
-        played = self._step(
-            state.replace(step_count=state.step_count + 1),
-            jnp.where(is_illegal, playable, safe_action),
-            key,
-        )
-        stepped = played.replace(
-            rewards=jnp.where(is_illegal, self._illegal_rewards(mover), played.rewards),
-            terminated=played.terminated | is_illegal)
+        # ``_step`` runs on the in-range action whether or not it is legal (branch-free under
+        # vmap); an illegal one's result is thrown away below, so a game's ``_step`` may assume
+        # legality. (Searching for a legal substitute instead cost more than a Hex move: an
+        # argmax over the mask compiles to a scalar loop on the CPU.)
+        advanced = state.replace(step_count=state.step_count + 1)
+        played = self._step(advanced, safe_action, key)
+        punished = advanced.replace(rewards=self._illegal_rewards(mover), terminated=jnp.bool_(True))
+        stepped = _select(is_illegal, punished, played)
         if self.max_steps > 0:
             stepped = stepped.replace(
                 truncated=stepped.truncated | ((stepped.step_count >= self.max_steps) & ~stepped.terminated))

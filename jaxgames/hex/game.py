@@ -42,10 +42,6 @@ class Hex(core.Env):
     num_players = 2
     stochastic = False
     perfect_information = True
-    #: ``_step`` is safe on any in-range action, legal or not (an occupied cell or a misplaced
-    #: swap gives a position that core.Env.step then discards), so core may skip searching the
-    #: mask for a legal stand-in (proposed to core; harmless where core does not read it).
-    step_tolerates_illegal = True
 
     def __init__(self, *, board_size: int = 11, swap: bool = False):
         self.board_size = B.check_size(board_size)
