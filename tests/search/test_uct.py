@@ -5,6 +5,8 @@ playout is forced, tactics and strength are asserted over many keys with margins
 what chance gives, and the rest are invariants.
 """
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -21,13 +23,21 @@ TTT = TicTacToe()
 HEX5 = jaxgames.make("hex", board_size=5)
 
 
-def _search_fn(env, num_simulations, **kw):
-    return jax.jit(lambda s, k: uct.uct_search(env, s, k, num_simulations=num_simulations, **kw))
+@functools.lru_cache(maxsize=None)
+def _search_fn(env, num_simulations):
+    """Jitted one-state search, compiled once per (env, num_simulations) for the module."""
+    return jax.jit(lambda s, k: uct.uct_search(env, s, k, num_simulations=num_simulations))
+
+
+@functools.lru_cache(maxsize=None)
+def _actions_fn(env, num_simulations):
+    """Jitted ``(state, keys [K]) -> actions [K]``: one position searched with many keys."""
+    search = lambda s, k: uct.uct_search(env, s, k, num_simulations=num_simulations).action  # noqa: E731
+    return jax.jit(jax.vmap(search, in_axes=(None, 0)))
 
 
 def _actions_over_keys(env, state, num_simulations, num_keys=16, seed=0):
-    fn = jax.jit(jax.vmap(lambda k: uct.uct_search(env, state, k, num_simulations=num_simulations).action))
-    return np.asarray(fn(jax.random.split(jax.random.key(seed), num_keys)))
+    return np.asarray(_actions_fn(env, num_simulations)(state, jax.random.split(jax.random.key(seed), num_keys)))
 
 
 # -- the exact tree ------------------------------------------------------------------------------
@@ -87,7 +97,7 @@ def test_a_finished_leaf_reached_first_is_backed_up_exactly():
 def test_tictactoe_takes_the_win_and_blocks_the_loss():
     # X to move: 2 wins at once; anything else lets O win at 5.
     win = TTT.from_board([X, X, 0, O, O, 0, 0, 0, 0])
-    assert (_actions_over_keys(TTT, win, 200) == 2).all()
+    assert (_actions_over_keys(TTT, win, 1000) == 2).all()
     # O to move: only 2 stops X's row.
     block = TTT.from_board([X, X, 0, O, 0, 0, 0, 0, 0])
     assert (_actions_over_keys(TTT, block, 1000) == 2).all()
@@ -106,7 +116,7 @@ def test_hex_takes_the_win_and_blocks_the_loss():
     # Black to move; White's bottom row also needs (4, 0): Black must take it now.
     mutual = _hex5({**column, **{(4, c): -1 for c in range(1, 5)}})
     assert int(mutual.current_player) == 0
-    assert (_actions_over_keys(HEX5, mutual, 300) == 20).all()
+    assert (_actions_over_keys(HEX5, mutual, 3000) == 20).all()
     # White to move, with no threat of its own: only (4, 0) stops Black.
     threat = _hex5({**column, (0, 4): -1, (1, 4): -1, (2, 4): -1})
     assert int(threat.current_player) == 1
@@ -183,18 +193,18 @@ def test_vmapped_search_equals_one_search_per_state():
     keys = jax.random.split(jax.random.key(6), 6)
     search = lambda s, k: uct.uct_search(TTT, s, k, num_simulations=40)  # noqa: E731
     batched = jax.jit(jax.vmap(search))(states, keys)
-    single = jax.jit(search)
+    single = _search_fn(TTT, 40)
     for g in range(6):
         one = single(jax.tree_util.tree_map(lambda x: x[g], states), keys[g])
         chex.assert_trees_all_equal(one, jax.tree_util.tree_map(lambda x: x[g], batched))
-    # a vmap of a vmap folds into one batch: same answers, [3, 2] batch axes
-    nested = jax.jit(jax.vmap(jax.vmap(search)))(
-        jax.tree_util.tree_map(lambda x: x.reshape((3, 2) + x.shape[1:]), states), keys.reshape(3, 2))
-    chex.assert_trees_all_equal(nested, jax.tree_util.tree_map(lambda x: x.reshape((3, 2) + x.shape[1:]), batched))
-    # an unbatched state with batched keys: the state is broadcast
-    shared = jax.jit(jax.vmap(search, in_axes=(None, 0)))(jax.tree_util.tree_map(lambda x: x[0], states), keys)
-    chex.assert_shape(shared.visit_counts, (6, TTT.num_actions))
-    np.testing.assert_array_equal(shared.visit_counts.sum(-1), 40)
+    # A vmap of a vmap folds into one batch, and an unbatched argument is broadcast: the
+    # same answers, with [3, 2] batch axes.
+    two = jax.tree_util.tree_map(lambda x: x[:2], states)
+    nested = jax.jit(jax.vmap(jax.vmap(search), in_axes=(None, 0)))(two, keys.reshape(3, 2))
+    for i in range(3):
+        for j in range(2):
+            one = single(jax.tree_util.tree_map(lambda x: x[j], two), keys.reshape(3, 2)[i, j])
+            chex.assert_trees_all_equal(one, jax.tree_util.tree_map(lambda x: x[i, j], nested))
 
 
 def test_policy_is_an_arena_policy_deterministic_per_key_and_compiled_once():
