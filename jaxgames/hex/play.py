@@ -139,7 +139,10 @@ class Result:
 
 
 def format_seconds(seconds: float) -> str:
-    """``4.2 s`` below a minute, ``1:02.5`` above, ``1:02:03`` above an hour."""
+    """``0.04 s`` below a second, ``4.2 s`` below a minute, ``1:02.5`` above, ``1:02:03``
+    above an hour."""
+    if seconds < 1:
+        return f"{seconds:.2f} s"
     if seconds < 60:
         return f"{seconds:.1f} s"
     minutes, s = divmod(seconds, 60)

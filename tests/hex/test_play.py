@@ -69,7 +69,7 @@ def test_full_game_to_the_end(tmp_path):
     assert f"Game saved to {os.path.abspath(result.sgf_path)}" in text
     # a board after every move (and one at the start), a time line per move
     assert text.count(BOARD_LEGEND) == len(result.actions) + 1
-    assert len(re.findall(r"\[\d+\.\d s; (you|computer) \d+\.\d s in total\]", text)) == len(result.actions)
+    assert len(re.findall(r"\[\d+\.\d+ s; (you|computer) \d+\.\d+ s in total\]", text)) == len(result.actions)
     assert "Time, you (Black):" in text and "Time, computer (White):" in text
 
 
@@ -272,3 +272,10 @@ def test_cli_bad_flags_exit_2(argv, message, capsys):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+def test_format_seconds():
+    assert hp.format_seconds(0.042) == "0.04 s"
+    assert hp.format_seconds(4.21) == "4.2 s"
+    assert hp.format_seconds(62.5) == "1:02.5"
+    assert hp.format_seconds(3723) == "1:02:03"
