@@ -1,0 +1,234 @@
+"""Hex networks (flax.linen) and the adapter the search and the pipelines call.
+
+The default is the source's network exactly (Zhang, Meng & Yang 2020, sec. 1.1, its Fig. 5):
+
+    input [n, n, 2]  (the mover's stones, the opponent's: ``Hex.observe``)
+    4 x (3x3 convolution, stride 1, VALID, ReLU) with 32, 64, 64, 96 filters
+    flatten -> dense 128, sigmoid
+    value head:  dense 1,  sigmoid   (the win probability of the player to move)
+    policy head: dense n*n, softmax  (one probability per cell)
+
+237,882 parameters at 11x11 (608 + 18,496 + 36,928 + 55,392 + 110,720 + 129 + 15,609), the
+count the source's TensorFlow summary prints. The modules return *logits* (the value's before
+its sigmoid, the policy's before its softmax): losses are computed stably from logits.
+
+Small boards. Each VALID 3x3 convolution takes 2 off each side length (11 -> 9 -> 7 -> 5 -> 3),
+so four fit only from n = 9 up (9 -> 1x1). Rule: a convolution is VALID while its input is at
+least 3x3, and SAME (zero padding, the size kept) once the input is 1x1 or 2x2. So n >= 9 is
+the source's network unchanged, and smaller boards keep every layer and its filter counts:
+n = 8: 8 -> 6 -> 4 -> 2 -> 2 (the last convolution SAME); n = 7: 7 -> 5 -> 3 -> 1 -> 1;
+n = 5: 5 -> 3 -> 1 -> 1 -> 1; n = 3: 3 -> 1 -> 1 -> 1 -> 1. Only the dense layer's input (side^2
+x 96) and the policy head (n*n) depend on n.
+
+``kind="resnet"``: an AlphaZero-style residual tower for larger runs on accelerators (every
+convolution SAME, so any n): a 3x3 stem, ``blocks`` residual blocks of two 3x3 convolutions with
+``channels`` filters (LayerNorm over the channels, which keeps the parameters a single stateless
+pytree, no batch statistics), a policy head (1x1 conv, 2 filters, dense n*n + 1: the swap logit
+is learned) and a value head (1x1 conv, 1 filter, dense ``value_hidden``, ReLU, dense 1) giving
+a win-probability logit like the source's, so both kinds mean the same by their value.
+
+The adapter (:func:`make`) has the game-agnostic shape the search (``jaxgames.search.mcts``)
+and the pipelines use::
+
+    apply(params, obs) -> (logits float32 [B, n*n + 1], value float32 [B])
+
+``logits`` are over the env's actions (cells, then the swap); ``value`` = 2 p - 1 in [-1, 1]
+(p the mover's win probability; equal to ``tanh(value_logit / 2)``). The source's network has
+no swap output, so its swap logit is a constant chosen to give the swap exactly the uniform
+share ``1 / (n*n + 1)`` of the prior: ``logsumexp(cell logits) - log(n*n)``; the cells keep the
+source's proportions among themselves, and a cross-entropy whose target never puts mass on the
+swap has the source's gradients. (With ``swap=False`` the swap is masked anyway.) ``obs`` may be
+bool or float, batched ``[B, n, n, 2]`` or one ``[n, n, 2]`` (outputs then without the ``B``).
+Everything is jittable and vmappable.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple, Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from jaxgames.hex.board import check_size
+
+Array = jax.Array
+
+#: the source's convolution filters and dense width
+SOURCE_FILTERS = (32, 64, 64, 96)
+SOURCE_HIDDEN = 128
+#: parameters of the source's network at 11x11 (its Fig. 5)
+SOURCE_PARAMS_11 = 237_882
+
+
+def conv_sizes(board_size: int, num_convs: int = len(SOURCE_FILTERS)) -> list[tuple[str, int]]:
+    """``[(padding, output side), ...]`` of the source network's convolutions on an n x n board."""
+    side, out = int(board_size), []
+    for _ in range(num_convs):
+        if side >= 3:
+            side -= 2
+            out.append(("VALID", side))
+        else:
+            out.append(("SAME", side))
+    return out
+
+
+class SourceNet(nn.Module):
+    """The source's network. ``obs [B, n, n, 2] -> (policy logits [B, n*n], value logit [B])``."""
+
+    board_size: int
+    filters: Sequence[int] = SOURCE_FILTERS
+    hidden: int = SOURCE_HIDDEN
+
+    @nn.compact
+    def __call__(self, obs: Array) -> tuple[Array, Array]:
+        n = self.board_size
+        x = obs.astype(jnp.float32)
+        for features, (padding, _) in zip(self.filters, conv_sizes(n, len(self.filters))):
+            x = nn.relu(nn.Conv(features, (3, 3), padding=padding)(x))
+        x = x.reshape(x.shape[0], -1)
+        x = nn.sigmoid(nn.Dense(self.hidden)(x))
+        value_logit = nn.Dense(1, name="value")(x)[:, 0]
+        policy_logits = nn.Dense(n * n, name="policy")(x)
+        return policy_logits, value_logit
+
+
+class _ResBlock(nn.Module):
+    channels: int
+
+    @nn.compact
+    def __call__(self, x: Array) -> Array:
+        y = nn.relu(nn.LayerNorm()(nn.Conv(self.channels, (3, 3), padding="SAME")(x)))
+        y = nn.LayerNorm()(nn.Conv(self.channels, (3, 3), padding="SAME")(y))
+        return nn.relu(x + y)
+
+
+class ResNet(nn.Module):
+    """Residual tower. ``obs [B, n, n, 2] -> (policy logits [B, n*n + 1], value logit [B])``."""
+
+    board_size: int
+    blocks: int = 6
+    channels: int = 64
+    value_hidden: int = 128
+
+    @nn.compact
+    def __call__(self, obs: Array) -> tuple[Array, Array]:
+        n = self.board_size
+        x = obs.astype(jnp.float32)
+        x = nn.relu(nn.LayerNorm()(nn.Conv(self.channels, (3, 3), padding="SAME")(x)))
+        for _ in range(self.blocks):
+            x = _ResBlock(self.channels)(x)
+        b = x.shape[0]
+        p = nn.relu(nn.LayerNorm()(nn.Conv(2, (1, 1))(x))).reshape(b, -1)
+        policy_logits = nn.Dense(n * n + 1, name="policy")(p)
+        v = nn.relu(nn.LayerNorm()(nn.Conv(1, (1, 1))(x))).reshape(b, -1)
+        v = nn.relu(nn.Dense(self.value_hidden)(v))
+        value_logit = nn.Dense(1, name="value")(v)[:, 0]
+        return policy_logits, value_logit
+
+
+class Network(NamedTuple):
+    """What :func:`make` returns; unpacks as ``module, init, apply = make(...)``.
+
+    module: the flax module; ``module.apply(params, obs [B, n, n, 2])`` gives
+        ``(policy logits [B, n*n] (source) or [B, n*n + 1] (resnet), value logit [B])``.
+    init:   ``init(key) -> params`` (the flax variables dict ``{"params": ...}``).
+    apply:  ``apply(params, obs) -> (logits float32 [B, n*n + 1], value float32 [B] in [-1, 1])``.
+    """
+
+    module: nn.Module
+    init: Callable[[Array], Any]
+    apply: Callable[[Any, Array], tuple[Array, Array]]
+
+    def raw(self, params: Any, obs: Array) -> tuple[Array, Array]:
+        """``(policy logits, value logit)`` as the module gives them (batched or not)."""
+        return _batched_call(lambda o: self.module.apply(params, o), obs)
+
+    def value_prob(self, params: Any, obs: Array) -> Array:
+        """float32 [B]: the mover's win probability (the source's sigmoid output, for its
+        loss (1), which regresses it on z in {0, 1})."""
+        return jax.nn.sigmoid(self.raw(params, obs)[1])
+
+    def value_logit(self, params: Any, obs: Array) -> Array:
+        """float32 [B]: the value before its sigmoid (for a stable binary cross-entropy)."""
+        return self.raw(params, obs)[1]
+
+
+def num_params(params: Any) -> int:
+    return int(sum(math.prod(x.shape) for x in jax.tree_util.tree_leaves(params)))
+
+
+def _batched_call(fn, obs: Array):
+    """Call ``fn`` on ``[B, n, n, 2]``; a single ``[n, n, 2]`` gets (and loses) a batch axis."""
+    obs = jnp.asarray(obs)
+    if obs.ndim == 3:
+        return jax.tree_util.tree_map(lambda x: x[0], fn(obs[None]))
+    if obs.ndim != 4:
+        raise ValueError(f"hex observations are [B, n, n, 2] or [n, n, 2], got shape {obs.shape}")
+    return fn(obs)
+
+
+def uniform_swap_logit(cell_logits: Array) -> Array:
+    """float32 [...]: the swap logit that gives the swap a ``1 / (n*n + 1)`` prior."""
+    return jax.nn.logsumexp(cell_logits, axis=-1) - jnp.log(jnp.float32(cell_logits.shape[-1]))
+
+
+def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Network:
+    """The network for an n x n board and its adapter (see the module docstring).
+
+    kind: ``"source"`` (the paper's network; kwargs ``filters``, ``hidden``) or ``"resnet"``
+        (kwargs ``blocks`` (6), ``channels`` (64), ``value_hidden`` (128)).
+    """
+    n = check_size(board_size)
+    if kind == "source":
+        module = SourceNet(board_size=n, **kwargs)
+    elif kind == "resnet":
+        module = ResNet(board_size=n, **kwargs)
+    else:
+        raise ValueError(f"hex network kind must be 'source' or 'resnet', got {kind!r}")
+
+    def init(key: Array) -> Any:
+        return module.init(key, jnp.zeros((1, n, n, 2), jnp.float32))
+
+    def forward(params: Any, obs: Array) -> tuple[Array, Array]:
+        if obs.shape[-3:] != (n, n, 2):
+            raise ValueError(f"a {n}x{n} hex network takes [B, {n}, {n}, 2] observations, got {obs.shape}")
+        policy_logits, value_logit = module.apply(params, obs)
+        policy_logits = policy_logits.astype(jnp.float32)
+        if policy_logits.shape[-1] == n * n:
+            swap = uniform_swap_logit(policy_logits)
+            policy_logits = jnp.concatenate([policy_logits, swap[..., None]], axis=-1)
+        value = jnp.tanh(0.5 * value_logit.astype(jnp.float32))  # = 2 sigmoid(logit) - 1
+        return policy_logits, value
+
+    def apply(params: Any, obs: Array) -> tuple[Array, Array]:
+        return _batched_call(lambda o: forward(params, o), obs)
+
+    return Network(module=module, init=init, apply=apply)
+
+
+def flops_per_eval(board_size: int = 11, filters: Sequence[int] = SOURCE_FILTERS,
+                   hidden: int = SOURCE_HIDDEN) -> int:
+    """Multiply-adds x 2 of one evaluation of the source's network (activations not counted)."""
+    n, side, cin, macs = int(board_size), int(board_size), 2, 0
+    for features, (padding, out) in zip(filters, conv_sizes(n, len(filters))):
+        macs += out * out * features * 9 * cin
+        side, cin = out, features
+    macs += side * side * cin * hidden + hidden * (1 + n * n)
+    return 2 * macs
+
+
+__all__ = [
+    "Network",
+    "ResNet",
+    "SOURCE_FILTERS",
+    "SOURCE_HIDDEN",
+    "SOURCE_PARAMS_11",
+    "SourceNet",
+    "conv_sizes",
+    "flops_per_eval",
+    "make",
+    "num_params",
+    "uniform_swap_logit",
+]
