@@ -1,0 +1,342 @@
+"""MCTS with a network, on any game of the contract: mctx glue (AlphaZero, Gumbel, the source's).
+
+The real game is the model. A node's embedding is the env ``State`` itself (a batch of them,
+``[B, ...]`` per leaf); :func:`make_fns` builds mctx's ``root_fn``/``recurrent_fn`` from an env
+and a network adapter
+
+    apply_fn(params, obs [B, ...]) -> (logits float32 [B, num_actions], value float32 [B])
+
+whose value lies in [-1, 1] from the view of the player to move (``jaxgames.hex.network.make``
+gives one). ``recurrent_fn`` steps the env (``jax.vmap(env.step)``) and returns
+
+* ``reward``: the reward of the player who moved, from that player's view;
+* ``discount``: -1 when the other player moves next, +1 when the same one does (one-player
+  games, a player moving twice), and 0 once the game is over;
+* ``value``: the network's value of the new state for its mover, and exactly 0 at a finished
+  state (with discount 0 too, a finished child's Q is its exact reward, whatever is searched
+  below it);
+* ``prior_logits``: the network's logits at the new state, illegal actions set to the lowest
+  float32 (:data:`MASKED_LOGIT`), after subtracting the maximum (so no softmax overflows).
+
+so mctx's backup ``G = reward + discount * G'`` keeps every node's value from the view of the
+player to move there (the usual negamax of two-player zero-sum games; pgx's AlphaZero example
+does the same). Two-player zero-sum games and one-player games only. For a stochastic game
+each node keeps the chance outcome drawn when it was expanded (open loop on sampled outcomes);
+the search is exact only for deterministic games.
+
+Illegal actions: at the root by mctx's ``invalid_actions``; below the root mctx's own PUCT
+would still pick an illegal child now and then (its prior is 0, but an unvisited child's
+transformed Q ties with the worst sibling), and the env then ends that game with its illegal-
+move penalty. Here the selection never picks one: ``kind="muzero"`` runs with a qtransform that
+scores masked children -inf, and ``kind="source"`` masks them in its own selection; Gumbel's
+interior selection never picks a zero-prior child anyway (see mctx's ``_prepare_argmax_input``).
+
+The source's search (``kind="source"``; Zhang, Meng & Yang 2020, sec. 1.3, eqs. (5)-(7)):
+
+    a* = argmax_a  Q(S) + u(S', a),      (5)   S' the node, S the child after a
+    Q(S) = (1 - lam) V(S) + W(S) / N(S), (6)
+    u(S', a) = eta P(S', a) / (1 + N),   (7)
+
+mapped onto mctx's customisation points as follows.
+
+* The leaf evaluation folds the rollout into the value ``recurrent_fn`` returns:
+  ``value = (1 - lam) V_net + lam z``, ``z`` = +1/-1 the result of one random playout from the
+  leaf for its mover (``env.playout_returns``; Hex fills the board at random). mctx's backup
+  then keeps, at each child, the mean over the simulations through it, i.e.
+  ``Q = (1 - lam) mean(V_net) + lam (wins - losses) / N``: eq. (6) read as AlphaGo Fan's mixed
+  evaluation, ``W`` the rollout wins and ``V`` the network's values averaged over the child's
+  subtree (at a fresh leaf exactly the child's own V). Eq. (6) as printed has ``W / N`` without
+  the factor ``lam`` (its weights then sum to 2 - lam); the source's text calls lam the mixing
+  coefficient between the network value and the simulated win rate, which is the form used.
+  ``lam = 0`` is AlphaZero's evaluation (no rollouts are run at all).
+* Scale: the source's V and W/N are win probabilities in [0, 1]; here values are in [-1, 1]
+  (``2 p - 1``). ``argmax Q01 + u`` is ``argmax Q + 2 u`` for ``Q = 2 Q01 - 1``, so ``eta``
+  keeps the source's meaning and the selection adds ``2 eta P / (1 + N)``.
+* ``N`` in eq. (7) is the child's visit count (as printed, ``N(S')``, the parent's, would give
+  every child the same denominator; the child's count is AlphaGo's ``1 + N(s, a)``, without
+  its ``sqrt`` of the parent count: the source drops it). ``P`` is the network's prior (with
+  Dirichlet noise at the root when ``dirichlet_fraction > 0``, for self-play).
+* An unvisited child has no Q; it gets ``unvisited_q`` (default 0, a win probability of 1/2).
+  Ties are broken by a 1e-7 random jitter, as mctx does.
+* The source leaves ``eta`` and ``lam`` unstated: defaults ``eta = 1``, ``lam = 0``.
+* Acting: the visit counts (``action_weights``), sampled with ``temperature`` for self-play;
+  the arena policy plays the most visited move.
+
+``lam`` is an argument of every kind: a rollout-mixed evaluation also works under PUCT and
+Gumbel.
+
+Batching: :func:`search` takes a batch of states. :func:`mcts_policy` is an arena policy on
+one state; its ``jax.vmap`` (the arena's) folds the games into one batched mctx search
+(``jax.custom_batching.custom_vmap``), because a plainly vmapped mctx search would vmap
+mctx's own batched while-loops once more. Under that vmap the folded search draws its random
+bits from the first game's key (mctx takes one key per batch and splits it per game).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import mctx
+
+from jaxgames.core import Env, State
+
+Array = jax.Array
+ApplyFn = Callable[[Any, Any], tuple[Array, Array]]
+
+#: the prior logit of an illegal action (the lowest float32, as mctx masks)
+MASKED_LOGIT = float(jnp.finfo(jnp.float32).min)
+KINDS = ("muzero", "gumbel", "source")
+
+
+def _is_masked(logits: Array) -> Array:
+    return logits <= 0.5 * MASKED_LOGIT
+
+
+def mask_logits(logits: Array, legal: Array) -> Array:
+    """``logits - max`` with illegal actions at :data:`MASKED_LOGIT`: float32 [B, A]."""
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+    return jnp.where(legal, logits, MASKED_LOGIT)
+
+
+def _check_env(env: Env) -> None:
+    if env.num_players not in (1, 2):
+        raise ValueError(f"mcts handles one- and two-player (zero-sum) games; {env.id!r} has "
+                         f"{env.num_players} players")
+
+
+def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array,
+              lam: float) -> tuple[Array, Array]:
+    """``(masked logits [B, A], value [B])`` of a batch of states for their movers; value 0
+    where the game is over. With ``lam > 0`` one random playout per state is mixed in."""
+    logits, value = apply_fn(params, states.observation)
+    batch = value.shape[0]
+    chex.assert_shape(logits, (batch, env.num_actions))
+    logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
+    value = value.astype(jnp.float32)
+    if lam:
+        returns = jax.vmap(env.playout_returns)(states, jax.random.split(key, batch))
+        mover = jnp.clip(states.current_player, 0, env.num_players - 1)
+        z = jnp.take_along_axis(returns, mover[:, None], axis=1)[:, 0]
+        value = (1.0 - lam) * value + lam * z
+    done = states.terminated | states.truncated
+    return logits, jnp.where(done, 0.0, value)
+
+
+def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float = 0.0):
+    """mctx's ``(root_fn, recurrent_fn)`` for ``env`` with the network ``apply_fn``.
+
+    root_fn(params, key, states [B]) -> mctx.RootFnOutput  (embedding = states)
+    recurrent_fn(params, key, action int32 [B], states [B]) -> (mctx.RecurrentFnOutput, states)
+
+    ``lam``: the weight of one random playout's result in each leaf value (the source's
+    lambda, eq. (6)); 0 runs no playout.
+    """
+    _check_env(env)
+    lam = float(lam)
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam}")
+
+    def root_fn(params: Any, key: Array, states: State) -> mctx.RootFnOutput:
+        logits, value = _evaluate(env, apply_fn, params, states, key, lam)
+        return mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+
+    def recurrent_fn(params: Any, key: Array, action: Array, states: State):
+        step_key, eval_key = jax.random.split(key)
+        batch = action.shape[0]
+        mover = states.current_player
+        new = jax.vmap(env.step)(states, action.astype(jnp.int32), jax.random.split(step_key, batch))
+        safe_mover = jnp.clip(mover, 0, env.num_players - 1)
+        reward = jnp.take_along_axis(new.rewards, safe_mover[:, None], axis=1)[:, 0]
+        logits, value = _evaluate(env, apply_fn, params, new, eval_key, lam)
+        done = new.terminated | new.truncated
+        same = new.current_player == mover
+        discount = jnp.where(done, 0.0, jnp.where(same, 1.0, -1.0)).astype(jnp.float32)
+        out = mctx.RecurrentFnOutput(reward=reward.astype(jnp.float32), discount=discount,
+                                     prior_logits=logits, value=value)
+        return out, new
+
+    return root_fn, recurrent_fn
+
+
+# -- selection rules ----------------------------------------------------------------------------
+
+
+def masked_qtransform(tree: mctx.Tree, node_index: Array, *,
+                      qtransform=mctx.qtransform_by_parent_and_siblings) -> Array:
+    """``qtransform`` with -inf on children whose prior is masked (illegal actions)."""
+    q = qtransform(tree, node_index)
+    return jnp.where(_is_masked(tree.children_prior_logits[node_index]), -jnp.inf, q)
+
+
+def source_action_selection(rng_key: Array, tree: mctx.Tree, node_index: Array, depth: Array, *,
+                            eta: float = 1.0, unvisited_q: float = 0.0) -> Array:
+    """Eq. (5) at one node of an unbatched tree: ``argmax Q + 2 eta P / (1 + N)`` (see the
+    module docstring for the mapping), over the legal children."""
+    visits = tree.children_visits[node_index]
+    logits = tree.children_prior_logits[node_index]
+    prior = jax.nn.softmax(logits)
+    q = jnp.where(visits > 0, tree.qvalues(node_index), unvisited_q)
+    score = q + 2.0 * eta * prior / (1.0 + visits)
+    score = score + 1e-7 * jax.random.uniform(rng_key, score.shape)
+    invalid = _is_masked(logits) | (tree.root_invalid_actions.astype(bool) & (depth == 0))
+    return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
+
+
+def _dirichlet(key: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
+    """Root prior mixed with Dirichlet noise (AlphaZero), illegal actions masked again."""
+    probs = jax.nn.softmax(logits)
+    noise = jax.random.dirichlet(key, jnp.full(logits.shape[-1], alpha, jnp.float32),
+                                 shape=logits.shape[:1])
+    noisy = (1.0 - fraction) * probs + fraction * noise
+    return mask_logits(jnp.log(jnp.maximum(noisy, jnp.finfo(jnp.float32).tiny)), legal)
+
+
+def _sample_visits(key: Array, visit_probs: Array, legal: Array, temperature: float) -> Array:
+    """int32 [B]: an action drawn with probabilities ``visits ** (1 / temperature)``."""
+    logits = jnp.log(jnp.maximum(visit_probs, jnp.finfo(jnp.float32).tiny))
+    logits = jnp.where(legal, logits, -jnp.inf)
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+    logits = logits / jnp.maximum(jnp.finfo(jnp.float32).tiny, temperature)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+# -- the search -------------------------------------------------------------------------------
+
+
+def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, *,
+           num_simulations: int, kind: str = "muzero", dirichlet_fraction: float = 0.25,
+           dirichlet_alpha: float = 0.3, temperature: float = 1.0, lam: float = 0.0,
+           eta: float = 1.0, unvisited_q: float = 0.0, pb_c_init: float = 1.25,
+           pb_c_base: float = 19652.0, max_num_considered_actions: int = 16,
+           gumbel_scale: float = 1.0, max_depth: int | None = None) -> mctx.PolicyOutput:
+    """Search a batch of states (every leaf ``[B, ...]``): an ``mctx.PolicyOutput``.
+
+    kind:
+      ``"muzero"``: ``mctx.muzero_policy`` (AlphaZero's PUCT, ``pb_c_init``/``pb_c_base``),
+        Dirichlet noise at the root (``dirichlet_fraction`` 0 turns it off), the action sampled
+        from the visit counts with ``temperature``; ``action_weights`` = visit frequencies.
+      ``"gumbel"``: ``mctx.gumbel_muzero_policy`` (``max_num_considered_actions``,
+        ``gumbel_scale``; 0 for evaluation); ``action_weights`` = the improved policy.
+      ``"source"``: the source's eqs. (5)-(7) (``eta``, ``unvisited_q``; module docstring), with
+        the same root noise and acting as ``"muzero"``.
+    lam: the weight of a random playout in each leaf value (every kind; 0 = network only).
+
+    ``output.action`` int32 [B], ``output.action_weights`` float32 [B, A] (0 on illegal
+    actions), ``output.search_tree`` the mctx tree (embeddings: the env states).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    num_simulations = int(num_simulations)
+    if num_simulations < 1:
+        raise ValueError(f"num_simulations must be >= 1, got {num_simulations}")
+    root_fn, recurrent_fn = make_fns(env, apply_fn, lam=lam)
+    root_key, noise_key, search_key, act_key = jax.random.split(key, 4)
+    root = root_fn(params, root_key, states)
+    legal = states.legal_action_mask
+    invalid = ~legal
+
+    if kind == "muzero":
+        out = mctx.muzero_policy(
+            params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
+            max_depth=max_depth, qtransform=masked_qtransform,
+            dirichlet_fraction=float(dirichlet_fraction), dirichlet_alpha=float(dirichlet_alpha),
+            pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature)
+        return out
+    if kind == "gumbel":
+        return mctx.gumbel_muzero_policy(
+            params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
+            max_depth=max_depth, max_num_considered_actions=max_num_considered_actions,
+            gumbel_scale=gumbel_scale)
+
+    # kind == "source"
+    if dirichlet_fraction > 0:
+        root = root.replace(prior_logits=_dirichlet(
+            noise_key, root.prior_logits, legal, float(dirichlet_fraction), float(dirichlet_alpha)))
+    select = functools.partial(source_action_selection, eta=float(eta), unvisited_q=float(unvisited_q))
+    tree = mctx.search(
+        params, search_key, root=root, recurrent_fn=recurrent_fn,
+        root_action_selection_fn=functools.partial(select, depth=0),
+        interior_action_selection_fn=select, num_simulations=num_simulations,
+        max_depth=max_depth, invalid_actions=invalid)
+    weights = tree.summary().visit_probs
+    action = _sample_visits(act_key, weights, legal, temperature)
+    return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
+
+
+def most_visited(output: mctx.PolicyOutput, legal: Array) -> Array:
+    """int32 [B]: the legal root action with the most visits; ties to the higher Q, then the
+    lower index."""
+    summary = output.search_tree.summary()
+    visits = summary.visit_counts
+    q = jnp.clip(summary.qvalues, -1.0, 1.0)
+    score = visits + jnp.where(visits > 0, (q + 1.0) / 4.0, 0.0)   # the Q part stays below 1
+    return jnp.argmax(jnp.where(legal, score, -jnp.inf), axis=-1).astype(jnp.int32)
+
+
+def mcts_policy(env: Env, apply_fn: ApplyFn, *, num_simulations: int, kind: str = "muzero",
+                **kwargs: Any):
+    """An arena policy ``policy(params, state, key) -> action`` (int32 []) on one state.
+
+    No root noise (``dirichlet_fraction=0``, ``gumbel_scale=0`` unless given); plays the most
+    visited legal move (``"gumbel"``: mctx's choice, the best of the most visited considered
+    moves). ``kwargs`` go to :func:`search`. ``jax.vmap`` of the policy (the arena's) runs one
+    search over the whole batch; with batched ``params`` (a different network per game) it
+    falls back to a plain vmap of the search.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    kwargs.setdefault("dirichlet_fraction", 0.0)
+    if kind == "gumbel":
+        kwargs.setdefault("gumbel_scale", 0.0)
+    _check_env(env)
+
+    def actions(params, states, keys):
+        out = search(env, apply_fn, params, states, keys[0], num_simulations=num_simulations,
+                     kind=kind, **kwargs)
+        if kind == "gumbel":
+            return out.action.astype(jnp.int32)
+        return most_visited(out, states.legal_action_mask)
+
+    @jax.custom_batching.custom_vmap
+    def batched(params, states, keys):
+        return actions(params, states, keys)
+
+    @batched.def_vmap
+    def _fold(axis_size, in_batched, params, states, keys):
+        params_batched, states_batched, keys_batched = in_batched
+
+        def flat(x, b):
+            if not b:
+                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
+
+        if any(jax.tree_util.tree_leaves(params_batched)):
+            axes = jax.tree_util.tree_map(lambda b: 0 if b else None, in_batched)
+            return jax.vmap(actions, in_axes=axes)(params, states, keys), True
+        states = jax.tree_util.tree_map(flat, states, states_batched)
+        keys = flat(keys, keys_batched)
+        out = batched(params, states, keys)
+        return out.reshape(axis_size, -1), True
+
+    def policy(params: Any, state: State, key: Array) -> Array:
+        one = jax.tree_util.tree_map(lambda x: x[None], state)
+        return batched(params, one, key[None])[0]
+
+    return policy
+
+
+__all__ = [
+    "KINDS",
+    "MASKED_LOGIT",
+    "make_fns",
+    "mask_logits",
+    "masked_qtransform",
+    "mcts_policy",
+    "most_visited",
+    "search",
+    "source_action_selection",
+]
