@@ -141,3 +141,15 @@ def test_playout_returns_is_random_play_to_the_end():
     assert abs(float(returns[:, 0].mean())) < 4 / np.sqrt(4000)
     done = env.step(state, jnp.int32(1))
     np.testing.assert_array_equal(env.playout_returns(done, jax.random.key(2)), [0.0, 0.0])
+
+
+def test_variant_may_be_given_as_an_int():
+    assert jaxgames.make("2048", variant=2584).variant == "2584"
+    with pytest.raises(ValueError, match="valid variants: 2048, 2584"):
+        jaxgames.make("2048", variant=4096)
+
+
+def test_import_jaxgames_gives_the_modules_the_readme_names():
+    import importlib
+    fresh = importlib.reload(jaxgames)
+    assert callable(fresh.arena.play) and callable(fresh.search.expectimax.for_env)
