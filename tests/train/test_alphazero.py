@@ -1,0 +1,198 @@
+"""The game-agnostic AlphaZero learner on tiny Hex boards with stand-in network and search
+(a linear net; a one-ply "search" returning the softmax of the logits), so these tests hinge
+on the learner alone."""
+
+import dataclasses
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from train.algos import alphazero as az
+from train.algos import replay as replay_lib
+from train.common import make_chunk
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+N = 3
+ENV = jaxgames.make("hex", board_size=N)
+A = ENV.num_actions
+
+
+def linear_net(num_actions, obs_size):
+    def init_fn(key):
+        k1, k2 = jax.random.split(key)
+        return {"wp": 0.1 * jax.random.normal(k1, (obs_size, num_actions)),
+                "wv": 0.1 * jax.random.normal(k2, (obs_size,)), "b": jnp.zeros(())}
+
+    def apply_fn(params, obs):
+        x = obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+        return x @ params["wp"], jnp.tanh(x @ params["wv"] + params["b"])
+
+    return init_fn, apply_fn
+
+
+INIT, APPLY = linear_net(A, N * N * 2)
+
+
+class Out:  # the fields of mctx.PolicyOutput the learner reads
+    def __init__(self, action, action_weights):
+        self.action, self.action_weights = action, action_weights
+
+
+def one_ply(params, states, key):
+    logits, _ = APPLY(params, states.observation)
+    logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+    return Out(jax.random.categorical(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
+
+
+CFG = az.AZConfig(max_moves=N * N, games_per_update=8, sgd_steps=4, batch_size=16,
+                  buffer_size=256, phase1_updates=1, pool_capacity=4)
+LEARNER = az.make(CFG, ENV, (INIT, APPLY), one_ply, symmetry=az.reverse_cells(N * N),
+                  phase1_simulations=16)
+CHUNK = make_chunk(LEARNER.update, 2)
+SELF_PLAY_ONLY = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=20, learning_rate=1e-2),
+                         ENV, (INIT, APPLY), one_ply)
+SELF_PLAY_CHUNK = make_chunk(SELF_PLAY_ONLY.update, 2)
+PROMOTE = jax.jit(LEARNER.promote)
+
+
+def test_phase1_then_self_play_round_trip():
+    carry = LEARNER.init(jax.random.key(0))
+    assert int(carry.pool.size) == 0  # phase 1 first: the pool starts with its model
+    carry, m = CHUNK(carry, jax.random.key(1), 0)  # update 0: phase 1, update 1: self-play
+    m = jax.tree_util.tree_map(np.asarray, m)
+    assert m["phase"].tolist() == [1, 2]
+    assert np.all(m["ended"] == 1.0) and np.all(m["misrouted"] == 0)
+    # every game of 3x3 Hex lasts 3 to 9 moves; each position is one row
+    assert np.all((m["positions"] >= 3 * 8) & (m["positions"] <= 9 * 8))
+    assert int(carry.replay.size) == int(m["positions"].sum())
+    assert int(carry.step) == 2 and int(carry.games) == 16
+    for k in ("loss", "value_loss", "policy_loss", "l2"):
+        assert np.all(np.isfinite(m[k])), k
+    rows = jax.tree_util.tree_map(lambda x: np.asarray(x)[:int(carry.replay.size)], carry.replay.data)
+    np.testing.assert_allclose(rows.policy.sum(-1), 1.0, atol=1e-5)
+    assert np.all(rows.policy[~rows.legal] == 0)
+    assert set(np.unique(rows.value).tolist()) <= {-1.0, 1.0}
+    # Hex has no draws: in every game the winner's positions say +1, the loser's -1,
+    # so the movers' labels of a game alternate: the first position is +1 iff Black won
+    assert np.all(np.abs(rows.value) == 1.0)
+    carry = PROMOTE(carry)
+    assert int(carry.pool.size) == 1 and carry.pool.ids.tolist()[0] == 0
+    assert m["opponent_generation"].tolist() == [-1, -1]  # the pool was empty: newest vs itself
+    carry, m = CHUNK(carry, jax.random.key(2), 2)
+    assert np.asarray(m["opponent_generation"]).tolist() == [0, 0]
+
+
+def test_phase1_labels_are_uct_win_rates():
+    labeller = jax.jit(az.uct_labeller(ENV, 64))
+    # Black (to move) has b1 and b2; White a2 and b3. Black wins at once only at a3 (cell 6):
+    # that child is a finished game won, its win rate exactly 1, so its label is the largest
+    board = np.array([[0, 1, 0], [-1, 1, 0], [0, -1, 0]])
+    state = ENV.from_board(board)
+    pi = np.asarray(labeller(jax.tree_util.tree_map(lambda x: x[None], state), jax.random.key(0)))[0]
+    legal = np.asarray(state.legal_action_mask)
+    assert abs(pi.sum() - 1) < 1e-5 and np.all(pi[~legal] == 0) and np.all(pi[legal] > 0)
+    assert pi[6] == pi.max()
+
+
+def test_win_rate_distribution_fallbacks():
+    legal = jnp.array([True, True, False, True])
+    got = az.win_rate_distribution(jnp.array([[0.5, 0.25, 0.9, 0.25], [0, 0, 0.0, 0],
+                                              [0, 0, 0, 0]]),
+                                   jnp.array([[2, 4, 0, 4], [1, 3, 0, 0], [0, 0, 0, 0]]), legal)
+    np.testing.assert_allclose(got, [[0.5, 0.25, 0, 0.25], [0.25, 0.75, 0, 0], [1 / 3, 1 / 3, 0, 1 / 3]],
+                               atol=1e-6)
+
+
+def test_loss_is_eq3():
+    params = INIT(jax.random.key(3))
+    states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(0), 2))
+    batch = az.Position(obs=states.observation, policy=jnp.full((2, A), 0.0).at[:, :9].set(1 / 9),
+                        legal=states.legal_action_mask, value=jnp.array([1.0, -1.0]))
+    total, aux = az.loss(CFG, APPLY, params, batch)
+    logits, v = APPLY(params, batch.obs)
+    p = np.asarray(jax.nn.softmax(jnp.where(batch.legal, logits, -1e9)))
+    lp = -(np.asarray(batch.policy) * np.log2(np.maximum(p, 1e-30))).sum(-1).mean()
+    lv = (((np.asarray(v) + 1) / 2 - np.array([1.0, 0.0])) ** 2).mean()
+    l2 = sum(float((np.asarray(x) ** 2).sum()) for x in jax.tree_util.tree_leaves(params))
+    np.testing.assert_allclose(float(aux["policy_loss"]), lp, rtol=1e-5)
+    np.testing.assert_allclose(float(aux["value_loss"]), lv, rtol=1e-5)
+    np.testing.assert_allclose(float(total), 0.5 * lv + 0.5 * lp + 1e-4 * l2, rtol=1e-5)
+
+
+def test_reverse_cells_is_the_half_turn():
+    board = np.array([[1, 0, -1], [0, 1, 0], [0, 0, -1]])
+    s = ENV.from_board(board)
+    sym = az.reverse_cells(N * N)
+    obs, pol = sym(s.observation, jnp.arange(A))
+    rotated = ENV.from_board(board[::-1, ::-1])
+    np.testing.assert_array_equal(obs, rotated.observation)
+    assert np.asarray(pol).tolist() == [8, 7, 6, 5, 4, 3, 2, 1, 0, 9]  # the swap action stays
+    _, legal = sym(s.observation, s.legal_action_mask)
+    np.testing.assert_array_equal(legal, rotated.legal_action_mask)
+
+
+def test_replay_ring_keeps_the_newest_valid_rows():
+    buf = replay_lib.empty({"x": jnp.int32(0)}, 5)
+    buf = replay_lib.write(buf, {"x": jnp.arange(4)}, jnp.array([True, False, True, True]))
+    assert int(buf.size) == 3 and np.asarray(buf.data["x"])[:3].tolist() == [0, 2, 3]
+    buf = replay_lib.write(buf, {"x": jnp.arange(10, 14)}, jnp.ones(4, bool))
+    assert int(buf.size) == 5 and int(buf.next) == 2
+    assert sorted(np.asarray(buf.data["x"]).tolist()) == [3, 10, 11, 12, 13]
+    buf = replay_lib.write(buf, {"x": jnp.arange(20, 28)}, jnp.ones(8, bool))  # more than fits
+    assert sorted(np.asarray(buf.data["x"]).tolist()) == [23, 24, 25, 26, 27]
+
+
+def test_training_fits_its_data():
+    """SGD steps lower the loss on the buffer they train on (the learner learns)."""
+    carry = SELF_PLAY_ONLY.init(jax.random.key(4))
+    assert int(carry.pool.size) == 1  # no phase 1: the initial network is the first opponent
+    start = jax.tree_util.tree_map(jnp.copy, carry.params)  # the chunk donates the carry
+    carry, m = SELF_PLAY_CHUNK(carry, jax.random.key(5), 0)
+    assert np.all(np.asarray(m["opponent_generation"]) == 0)
+    data = jax.tree_util.tree_map(lambda x: x[:int(carry.replay.size)], carry.replay.data)
+    assert float(SELF_PLAY_ONLY.loss(carry.params, data)[0]) < float(SELF_PLAY_ONLY.loss(start, data)[0])
+
+
+def test_config_is_checked():
+    with pytest.raises(ValueError, match="even"):
+        az.make(az.AZConfig(max_moves=9, games_per_update=3), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="alpha"):
+        az.make(az.AZConfig(max_moves=9, alpha=2.0), ENV, (INIT, APPLY), one_ply)
+
+
+_SHARDED = """
+import json, sys, jax, numpy as np
+sys.path.insert(0, "tests/train")
+import test_alphazero as t
+from train.common import make_chunk
+carry, m = t.SELF_PLAY_CHUNK(t.SELF_PLAY_ONLY.init(jax.random.key(0)), jax.random.key(1), 0)
+print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).tolist(),
+                  "wp": np.asarray(carry.params["wp"]).ravel().tolist()}))
+"""
+
+
+def test_four_devices_match_one():
+    def start(n):  # both processes at once
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}",
+                   PYTHONPATH=str(REPO))
+        return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def result(proc):
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err[-2000:]
+        return json.loads(out.strip().splitlines()[-1])
+
+    procs = start(1), start(4)
+    one, four = (result(p) for p in procs)
+    assert one["devices"] == 1 and four["devices"] == 4
+    np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4)
+    np.testing.assert_allclose(four["wp"], one["wp"], rtol=1e-4, atol=1e-5)

@@ -1,0 +1,369 @@
+"""AlphaZero-style learning for any two-player zero-sum game of the contract, as in the Hex
+source (Zhang, Meng & Yang 2020, sec. 1): a policy-value network, a search that uses it, and
+an opponent pool of past models. Nothing here names a game.
+
+One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
+
+1. **Data.** Phase 1 (the first ``phase1_updates`` updates; the source's supervised start):
+   ``games_per_update`` games of uniformly random moves; every position is labelled with the
+   game's final result (value) and the distribution of the win rates of the children of a
+   plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2).
+   Phase 2 (self-play): ``games_per_update`` games of the newest model against one model drawn
+   uniformly from the pool, half with the newest model in seat 0 and half in seat 1, each
+   move chosen by ``search`` with the mover's parameters; every position is labelled with the
+   search's ``action_weights`` (policy) and the final result from the mover's view (value).
+2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
+3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
+   position replaced by its image under ``symmetry`` with probability 1/2 (when given).
+
+The pool is not changed by ``update``: the pipeline promotes the newest model with
+``learner.promote(carry)`` in the driver's ``between_chunks`` hook (after every round), so
+the promotion is saved with the checkpoint and ``--resume`` stays exact.
+
+Loss (the source's eq. (3)):
+
+    L = (1 - alpha) * (V - z)^2 + alpha * CE(pi, P) + beta * ||theta||^2
+
+with ``V`` the network's win probability and ``z`` the result on the 0/1 scale (win 1, loss
+0, a draw 1/2) as the source's sigmoid value head: the network contract gives ``v`` in
+[-1, 1] from the mover's view, and ``V = (v + 1) / 2``, ``z = (r + 1) / 2`` for a return
+``r`` in [-1, 1]. ``CE(pi, P) = -sum_a pi(a) log2 P(a)`` (the source's eq. (2), base 2), with
+``P`` the softmax of the logits over the legal actions of the position (the source's network
+has no mask; masking only drops terms whose target is 0). ``||theta||^2`` is the sum of
+squares of every parameter. The source gives no values for alpha, beta or the learning
+rate: our defaults are alpha = 0.5 (both heads weighted equally), beta = 1e-4 and Keras's
+RMSprop defaults (learning rate 1e-3, decay 0.9, epsilon 1e-7), the source's framework.
+
+Search contract: ``search(params, states [B], key) -> out`` with ``out.action`` int32 [B]
+and ``out.action_weights`` float32 [B, A] (an ``mctx.PolicyOutput``; bind the search's
+other arguments first, e.g. ``functools.partial(mcts.search, env, apply_fn,
+num_simulations=64)``). Network contract: ``init_fn(key) -> params``, ``apply_fn(params,
+obs [B, ...]) -> (logits [B, A], value [B])``.
+
+Self-play batching: all games advance one move per step in lockstep; at each step the games
+whose mover is the newest model are searched with its parameters and the others with the
+opponent's, each group ``games_per_update / 2`` wide (so each search runs once per step on
+half the batch). For games whose players alternate (Hex, and any two-player game without
+passes or double moves) the groups are exactly half the batch at every step; otherwise some
+games would be searched with the other model, which the metric ``misrouted`` counts (0
+expected).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxgames import rng
+from jaxgames.core import Env, random_legal_action
+from train.algos import pool as pool_lib
+from train.algos import replay as replay_lib
+from train.algos.learner import Learner
+from train.common.mesh import shard_batch
+
+__all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "reverse_cells",
+           "uct_labeller", "win_rate_distribution"]
+
+# search(params, states [B], key) -> out with .action [B], .action_weights [B, A]
+Search = Callable[[Any, Any, jax.Array], Any]
+# labeller(states [B], key) -> policy targets float32 [B, A]  (phase 1)
+Labeller = Callable[[Any, jax.Array], jax.Array]
+# symmetry(obs, action_vector [A]) -> (obs, action_vector): one position's image
+Symmetry = Callable[[Any, jax.Array], tuple[Any, jax.Array]]
+
+
+@dataclasses.dataclass(frozen=True)
+class AZConfig:
+    max_moves: int
+    """Moves after which a game is cut (a bound on the game's length; Hex: n*n)."""
+    games_per_update: int = 32
+    """Games played per update, in both phases (even: half with each colour)."""
+    sgd_steps: int = 32
+    """Minibatch steps per update (K)."""
+    batch_size: int = 128
+    """Positions per minibatch."""
+    buffer_size: int = 20_000
+    """Positions kept in the replay buffer (the newest)."""
+    learning_rate: float = 1e-3
+    """RMSprop step size (Keras's default; the source does not give one)."""
+    rmsprop_decay: float = 0.9
+    rmsprop_eps: float = 1e-7
+    alpha: float = 0.5
+    """Weight of the policy loss against the value loss (eq. (3))."""
+    beta: float = 1e-4
+    """L2 coefficient (eq. (3))."""
+    phase1_updates: int = 0
+    """Updates of phase 1 (random games labelled by UCT) before self-play; 0 = start from
+    scratch (the first pool model is the initial network)."""
+    pool_capacity: int = 32
+    """Models the pool keeps (the oldest is replaced when full)."""
+
+    def validate(self) -> None:
+        for name in ("max_moves", "games_per_update", "sgd_steps", "batch_size", "buffer_size",
+                     "pool_capacity"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.games_per_update % 2:
+            raise ValueError(f"games_per_update must be even (half per colour), got {self.games_per_update}")
+        if self.phase1_updates < 0:
+            raise ValueError(f"phase1_updates must be >= 0, got {self.phase1_updates}")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.beta < 0 or self.learning_rate <= 0:
+            raise ValueError("beta must be >= 0 and learning_rate > 0")
+        if not 0.0 <= self.rmsprop_decay < 1.0 or self.rmsprop_eps <= 0:
+            raise ValueError("rmsprop_decay must be in [0, 1) and rmsprop_eps > 0")
+
+
+@chex.dataclass(frozen=True)
+class Position:
+    """One row of the replay buffer."""
+
+    obs: Any               # the mover's observation (any pytree of arrays)
+    policy: jax.Array      # float32 [A]  search policy (phase 1: UCT win-rate distribution)
+    legal: jax.Array       # bool [A]  legal actions
+    value: jax.Array       # float32 []  final result from the mover's view, in [-1, 1]
+
+
+@chex.dataclass(frozen=True)
+class AZCarry:
+    params: Any
+    opt_state: Any
+    pool: pool_lib.Pool
+    replay: replay_lib.Replay
+    step: jax.Array        # int32 []  updates done
+    games: jax.Array       # int32 []  games played (both phases)
+
+
+@dataclasses.dataclass(frozen=True)
+class AlphaZero(Learner):
+    """A :class:`Learner` with the pool promotion and the loss exposed."""
+
+    promote: Callable[[AZCarry], AZCarry] = None      # newest params into the pool
+    loss: Callable[[Any, Position], tuple[jax.Array, dict]] = None
+    config: AZConfig = None
+
+
+class Net(NamedTuple):
+    init: Callable[[jax.Array], Any]
+    apply: Callable[[Any, Any], tuple[jax.Array, jax.Array]]
+
+
+def reverse_cells(num_cells: int) -> Symmetry:
+    """The 180-degree rotation of a square board whose observation is ``[n, n, ...]`` and
+    whose first ``num_cells`` actions are the cells in row-major order (further actions, a
+    swap, stay): rows and columns reversed, cell actions in reverse order. For Hex it maps
+    each player's edges onto themselves, so it is a symmetry of the game."""
+
+    def sym(obs, actions):
+        obs = jax.tree_util.tree_map(lambda o: o[::-1, ::-1], obs)
+        actions = jnp.concatenate([actions[:num_cells][::-1], actions[num_cells:]])
+        return obs, actions
+
+    return sym
+
+
+def win_rate_distribution(win_rates: jax.Array, visits: jax.Array, legal: jax.Array) -> jax.Array:
+    """float32 [..., A]: the source's policy label: the root children's win rates normalised
+    to sum to 1; if no child won anything, the visit distribution; if none was visited, uniform
+    over the legal actions."""
+    def norm(x):
+        x = jnp.where(legal, x, 0.0).astype(jnp.float32)
+        return x / jnp.maximum(x.sum(-1, keepdims=True), 1e-30)
+
+    w, n, u = norm(win_rates), norm(visits.astype(jnp.float32)), norm(jnp.ones_like(win_rates))
+    has_w = (jnp.where(legal, win_rates, 0) > 0).any(-1, keepdims=True)
+    has_n = (jnp.where(legal, visits, 0) > 0).any(-1, keepdims=True)
+    return jnp.where(has_w, w, jnp.where(has_n, n, u))
+
+
+def uct_labeller(env: Env, num_simulations: int) -> Labeller:
+    """Phase-1 labels from plain UCT (``jaxgames.search.uct``): the win-rate distribution."""
+    from jaxgames.search.uct import uct_search
+
+    def label(states, key):
+        keys = rng.split(key, states.step_count.shape[0])
+        out = jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))(states, keys)
+        return win_rate_distribution(out.win_rates, out.visit_counts, states.legal_action_mask)
+
+    return label
+
+
+def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, dict]:
+    """Eq. (3) on a minibatch; ``(L, {"loss", "value_loss", "policy_loss", "l2"})``."""
+    logits, v = apply_fn(params, batch.obs)
+    logp = jax.nn.log_softmax(jnp.where(batch.legal, logits, -1e9), axis=-1) / math.log(2.0)
+    policy_loss = -(batch.policy * jnp.where(batch.legal, logp, 0.0)).sum(-1).mean()
+    value_loss = (((v + 1.0) / 2.0 - (batch.value + 1.0) / 2.0) ** 2).mean()
+    l2 = sum(jnp.sum(jnp.square(p)) for p in jax.tree_util.tree_leaves(params))
+    total = (1.0 - cfg.alpha) * value_loss + cfg.alpha * policy_loss + cfg.beta * l2
+    return total, {"loss": total, "value_loss": value_loss, "policy_loss": policy_loss, "l2": l2}
+
+
+def _take(tree, idx):
+    return jax.tree_util.tree_map(lambda x: x[idx], tree)
+
+
+def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | None = None,
+         labeller: Labeller | None = None, phase1_simulations: int = 200,
+         eval_search: Search | None = None) -> AlphaZero:
+    """The AlphaZero learner of ``env`` (two players, zero-sum, deterministic).
+
+    Args:
+      net: ``(init_fn, apply_fn)`` (e.g. ``network.make(n)[1:]``).
+      search: self-play search, ``search(params, states [B], key)`` (see the module doc).
+      symmetry: ``symmetry(obs, action_vector) -> (obs, action_vector)`` for augmentation
+        (e.g. :func:`reverse_cells`); None: no augmentation.
+      labeller: phase-1 policy labels ``labeller(states [B], key) -> [B, A]``; default plain
+        UCT with ``phase1_simulations`` (:func:`uct_labeller`).
+      eval_search: the search of the trained policy (default ``search``), e.g. without
+        exploration noise.
+    """
+    cfg.validate()
+    if env.num_players != 2:
+        raise ValueError(f"AlphaZero here is for two-player games; {env.id} has {env.num_players}")
+    init_fn, apply_fn = net[0], net[1]
+    G, H, T, A = cfg.games_per_update, cfg.games_per_update // 2, cfg.max_moves, env.num_actions
+    optimizer = optax.rmsprop(cfg.learning_rate, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
+    if labeller is None and cfg.phase1_updates > 0:
+        labeller = uct_labeller(env, phase1_simulations)
+    eval_search = eval_search or search
+    newest_seat = jnp.concatenate([jnp.zeros(H, jnp.int32), jnp.ones(H, jnp.int32)])
+
+    def row_like():
+        state = env.init(jax.random.key(0))
+        return Position(obs=state.observation, policy=jnp.zeros(A, jnp.float32),
+                        legal=jnp.zeros(A, bool), value=jnp.float32(0))
+
+    def init(key):
+        params = init_fn(key)
+        pool = pool_lib.empty(params, cfg.pool_capacity)
+        if cfg.phase1_updates == 0:
+            pool = pool_lib.add(pool, params)
+        return AZCarry(params=params, opt_state=optimizer.init(params), pool=pool,
+                       replay=replay_lib.empty(row_like(), cfg.buffer_size),
+                       step=jnp.int32(0), games=jnp.int32(0))
+
+    def start(key):
+        return shard_batch(jax.vmap(env.init)(rng.split(key, G)))
+
+    def finish(states0, record, moves_fn):
+        """Scan T moves: ``moves_fn(states, key) -> (actions [G], policy [G, A], extra)``."""
+        def body(carry, key):
+            states, returns = carry
+            k_move, k_step = rng.split(key, 2)
+            done = states.terminated | states.truncated
+            actions, policy, extra = moves_fn(states, k_move)
+            row = Position(obs=states.observation, policy=policy, legal=states.legal_action_mask,
+                           value=jnp.zeros(G, jnp.float32))
+            nxt = jax.vmap(env.step)(states, actions, rng.split(k_step, G))
+            return (nxt, returns + nxt.rewards), (row, states.current_player, ~done, extra)
+
+        (final, returns), (rows, movers, valid, extra) = jax.lax.scan(
+            body, (states0, jnp.zeros((G, 2), jnp.float32)), rng.split(record, T))
+        value = jnp.take_along_axis(returns[None], movers[..., None], axis=-1)[..., 0]  # [T, G]
+        rows = rows.replace(value=jnp.clip(value, -1.0, 1.0))
+        flat = jax.tree_util.tree_map(lambda x: x.reshape((T * G,) + x.shape[2:]), rows)
+        ended = final.terminated | final.truncated
+        return flat, valid.reshape(-1), returns, ended, extra
+
+    def phase1_data(carry, key):
+        k0, k1 = rng.split(key, 2)
+
+        def moves(states, key):
+            k_act, k_lab = rng.split(key, 2)
+            actions = jax.vmap(random_legal_action)(states, rng.split(k_act, G))
+            return actions, labeller(states, k_lab), jnp.int32(0)
+
+        rows, valid, returns, ended, _ = finish(start(k0), k1, moves)
+        return rows, valid, {"newest_score": jnp.float32(0), "misrouted": jnp.int32(0),
+                             "ended": ended.mean(), "opponent_generation": jnp.int32(-1)}
+
+    def self_play_data(carry, key):
+        k_pick, k0, k1 = rng.split(key, 3)
+        slot = pool_lib.sample(carry.pool, k_pick)
+        has = carry.pool.size > 0
+        opponent = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q),
+                                          pool_lib.get(carry.pool, slot), carry.params)
+        params = carry.params
+
+        def moves(states, key):
+            k_new, k_old = rng.split(key, 2)
+            done = states.terminated | states.truncated
+            wants_new = (states.current_player == newest_seat) & ~done
+            wants_old = (states.current_player != newest_seat) & ~done
+            order = jnp.argsort(jnp.where(wants_new, 0, jnp.where(done, 1, 2)), stable=True)
+            new_idx, old_idx = order[:H], order[H:]
+            misrouted = wants_new[old_idx].sum() + wants_old[new_idx].sum()
+            out_new = search(params, _take(states, new_idx), k_new)
+            out_old = search(opponent, _take(states, old_idx), k_old)
+            actions = jnp.zeros(G, jnp.int32).at[new_idx].set(out_new.action.astype(jnp.int32)) \
+                .at[old_idx].set(out_old.action.astype(jnp.int32))
+            policy = jnp.zeros((G, A), jnp.float32).at[new_idx].set(out_new.action_weights) \
+                .at[old_idx].set(out_old.action_weights)
+            return actions, policy, misrouted.astype(jnp.int32)
+
+        rows, valid, returns, ended, misrouted = finish(start(k0), k1, moves)
+        newest_return = jnp.take_along_axis(returns, newest_seat[:, None], axis=1)[:, 0]
+        return rows, valid, {"newest_score": newest_return.mean(), "misrouted": misrouted.sum(),
+                             "ended": ended.mean(),
+                             "opponent_generation": jnp.where(has, carry.pool.ids[slot], -1)}
+
+    def augment(batch: Position, key) -> Position:
+        if symmetry is None:
+            return batch
+        flip = jax.random.bernoulli(key, 0.5, (cfg.batch_size,))
+
+        def one(obs, policy, legal, f):
+            o2, p2 = symmetry(obs, policy)
+            _, l2 = symmetry(obs, legal)
+            pick = lambda a, b: jnp.where(f, b, a)  # noqa: E731
+            return jax.tree_util.tree_map(pick, obs, o2), pick(policy, p2), pick(legal, l2)
+
+        obs, policy, legal = jax.vmap(one)(batch.obs, batch.policy, batch.legal, flip)
+        return batch.replace(obs=obs, policy=policy, legal=legal)
+
+    grad_fn = jax.grad(lambda p, b: loss(cfg, apply_fn, p, b), has_aux=True)
+
+    def update(carry: AZCarry, key):
+        k_data, k_sgd = rng.split(key, 2)
+        if cfg.phase1_updates > 0:
+            rows, valid, stats = jax.lax.cond(carry.step < cfg.phase1_updates, phase1_data,
+                                              self_play_data, carry, k_data)
+        else:
+            rows, valid, stats = self_play_data(carry, k_data)
+        replay = replay_lib.write(carry.replay, rows, valid)
+
+        def sgd(state, key):
+            params, opt_state = state
+            k_sample, k_aug = rng.split(key, 2)
+            batch = augment(shard_batch(replay_lib.sample(replay, k_sample, cfg.batch_size)), k_aug)
+            grads, aux = grad_fn(params, batch)
+            updates, opt_state = optimizer.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), aux
+
+        (params, opt_state), aux = jax.lax.scan(sgd, (carry.params, carry.opt_state),
+                                                rng.split(k_sgd, cfg.sgd_steps))
+        carry = carry.replace(params=params, opt_state=opt_state, replay=replay,
+                              step=carry.step + 1, games=carry.games + G)
+        metrics = {k: v.mean() for k, v in aux.items()}
+        metrics.update(stats, positions=valid.sum(dtype=jnp.int32), buffer_size=replay.size,
+                       phase=jnp.where(carry.step <= cfg.phase1_updates, 1, 2).astype(jnp.int32),
+                       games=carry.games)
+        return carry, metrics
+
+    def policy(params, state, key):
+        one = jax.tree_util.tree_map(lambda x: x[None], state)
+        return eval_search(params, one, key).action[0].astype(jnp.int32)
+
+    def promote(carry: AZCarry) -> AZCarry:
+        return carry.replace(pool=pool_lib.add(carry.pool, carry.params))
+
+    return AlphaZero(init=init, update=update, policy=policy, params=lambda c: c.params,
+                     promote=promote, loss=lambda p, b: loss(cfg, apply_fn, p, b), config=cfg)
