@@ -83,3 +83,13 @@ def threefry_split(key: Array, n: int) -> Array:
     lo = jnp.arange(n, dtype=jnp.uint32)
     y0, y1 = threefry2x32(data[0], data[1], jnp.zeros_like(lo), lo)
     return jax.random.wrap_key_data(jnp.stack([y0, y1], axis=-1))
+
+
+def mix32(x: Array) -> Array:
+    """A strong 32-bit integer mixer (Wellons' "lowbias32"), a bijection on uint32: cheap
+    per-element randomness spread from a few Threefry words (Hex playouts, UCT tie-breaks)."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)

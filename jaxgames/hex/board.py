@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames import rng
 from jaxgames.rng import random_words
 
 Array = jax.Array
@@ -271,15 +272,6 @@ def _count(flags: Array) -> Array:
     return jnp.dot(flags.astype(jnp.float32), jnp.ones(flags.shape[-1], jnp.float32)).astype(jnp.int32)
 
 
-def _hash32(x: Array) -> Array:
-    """A strong 32-bit integer mixer (Wellons' "lowbias32"): uint32 -> uint32, a bijection."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x7FEB352D)
-    x = x ^ (x >> 15)
-    x = x * jnp.uint32(0x846CA68B)
-    return x ^ (x >> 16)
-
-
 def cell_words(key: Array, n: int) -> Array:
     """uint32 [n*n]: one pseudo-random word per cell, from two Threefry words of ``key``.
 
@@ -291,7 +283,7 @@ def cell_words(key: Array, n: int) -> Array:
     """
     w = random_words(key, 2)
     cells = jnp.arange(n * n, dtype=jnp.uint32)
-    return _hash32(_hash32(w[0] + cells * jnp.uint32(0x9E3779B9)) ^ w[1])
+    return rng.mix32(rng.mix32(w[0] + cells * jnp.uint32(0x9E3779B9)) ^ w[1])
 
 
 def random_fill(board: Array, player: Array, key: Array, n: int) -> Array:
