@@ -27,6 +27,9 @@ pytree, no batch statistics), a policy head (1x1 conv, 2 filters, dense n*n + 1:
 is learned) and a value head (1x1 conv, 1 filter, dense ``value_hidden``, ReLU, dense 1) giving
 a win-probability logit like the source's, so both kinds mean the same by their value.
 
+Initialisation (``init``): Keras's defaults, as the source's TensorFlow model had them:
+Glorot-uniform kernels, zero biases (LayerNorm scales one), for both kinds.
+
 The adapter (:func:`make`) has the game-agnostic shape the search (``jaxgames.search.mcts``)
 and the pipelines use::
 
@@ -60,6 +63,8 @@ SOURCE_FILTERS = (32, 64, 64, 96)
 SOURCE_HIDDEN = 128
 #: parameters of the source's network at 11x11 (its Fig. 5)
 SOURCE_PARAMS_11 = 237_882
+#: the source used TensorFlow/Keras, whose layers start from Glorot-uniform kernels and zero biases
+_KERAS_INIT = nn.initializers.glorot_uniform()
 
 
 def conv_sizes(board_size: int, num_convs: int = len(SOURCE_FILTERS)) -> list[tuple[str, int]]:
@@ -86,11 +91,11 @@ class SourceNet(nn.Module):
         n = self.board_size
         x = obs.astype(jnp.float32)
         for features, (padding, _) in zip(self.filters, conv_sizes(n, len(self.filters))):
-            x = nn.relu(nn.Conv(features, (3, 3), padding=padding)(x))
+            x = nn.relu(nn.Conv(features, (3, 3), padding=padding, kernel_init=_KERAS_INIT)(x))
         x = x.reshape(x.shape[0], -1)
-        x = nn.sigmoid(nn.Dense(self.hidden)(x))
-        value_logit = nn.Dense(1, name="value")(x)[:, 0]
-        policy_logits = nn.Dense(n * n, name="policy")(x)
+        x = nn.sigmoid(nn.Dense(self.hidden, kernel_init=_KERAS_INIT)(x))
+        value_logit = nn.Dense(1, kernel_init=_KERAS_INIT, name="value")(x)[:, 0]
+        policy_logits = nn.Dense(n * n, kernel_init=_KERAS_INIT, name="policy")(x)
         return policy_logits, value_logit
 
 
@@ -188,8 +193,11 @@ def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Networ
     else:
         raise ValueError(f"hex network kind must be 'source' or 'resnet', got {kind!r}")
 
+    shapes = jax.eval_shape(module.init, jax.random.key(0), jax.ShapeDtypeStruct((1, n, n, 2), jnp.float32))
+
+    @jax.jit
     def init(key: Array) -> Any:
-        return module.init(key, jnp.zeros((1, n, n, 2), jnp.float32))
+        return _glorot_init(key, shapes)
 
     def forward(params: Any, obs: Array) -> tuple[Array, Array]:
         if obs.shape[-3:] != (n, n, 2):
@@ -206,6 +214,26 @@ def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Networ
         return _batched_call(lambda o: forward(params, o), obs)
 
     return Network(module=module, init=init, apply=apply)
+
+
+def _glorot_init(key: Array, shapes: Any) -> Any:
+    """Keras's defaults for every layer: Glorot-uniform kernels, zero biases (LayerNorm scales
+    one), the same distribution ``module.init`` draws, from one random call: a flax ``init``
+    draws each layer separately, which took seconds to compile on a 2-core CPU."""
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(shapes)
+    sizes = [math.prod(s.shape) for _, s in leaves]
+    u = jax.random.uniform(key, (sum(sizes),), jnp.float32, -1.0, 1.0)
+    out, start = [], 0
+    for (path, s), size in zip(leaves, sizes):
+        name = getattr(path[-1], "key", None)
+        if name == "kernel":
+            receptive = math.prod(s.shape[:-2])
+            limit = math.sqrt(6.0 / (receptive * (s.shape[-2] + s.shape[-1])))
+            out.append((limit * u[start:start + size]).reshape(s.shape).astype(s.dtype))
+        else:
+            out.append(jnp.full(s.shape, 1.0 if name == "scale" else 0.0, s.dtype))
+        start += size
+    return jax.tree_util.tree_unflatten(treedef, out)
 
 
 def flops_per_eval(board_size: int = 11, filters: Sequence[int] = SOURCE_FILTERS,
