@@ -9,32 +9,44 @@ is ``C * sqrt(2)``, the same formula in its notation). Reported: simulations per
 simulations of every move played / wall time.
 
 * jaxgames: ``--batch`` games at once, ``jax.vmap`` of :func:`jaxgames.search.uct_search` in
-  :func:`jaxgames.core.rollout`, one jitted program, timed after compilation. A game that is
-  over keeps searching (on its finished position) until the longest game of the batch ends;
-  only the moves of live games are counted, so that waste is charged to jaxgames.
+  :func:`jaxgames.core.rollout`, one jitted program, timed after compilation. The games are
+  split over one XLA CPU device per core (``--xla_force_host_platform_device_count``, set
+  here unless ``XLA_FLAGS`` already sets it; ``shard_map``): XLA's own intra-op threading
+  splits the many small operations of a search over threads, which costs more than it gains
+  (measured: one device on two cores is slower than one core alone), while one device per
+  core runs each half of the games on its own core. A game that is over keeps searching (on
+  its finished position) until the longest game of its device ends; only the moves of live
+  games are counted, so that waste is charged to jaxgames.
 * OpenSpiel: ``pyspiel.MCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, no solver,
   one game after another on one thread (it has no batch), ``--peer-games`` games.
 
-``--breakdown`` also times one search from the empty board with the playouts replaced by a
-coin flip: the cost of the tree itself (selection, expansion step, backup) against the whole.
+``--breakdown`` also times one search from the empty board against as many playouts alone
+(from the empty board's children): what the playouts cost and what the tree costs.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.metadata
-import math
 import os
-import platform
-import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+# One XLA CPU device per core, set before JAX starts (see above).
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + f" --xla_force_host_platform_device_count={os.cpu_count()}").strip()
 
-import jaxgames
-from jaxgames import core, rng
-from jaxgames.search import uct
+import argparse  # noqa: E402
+import importlib.metadata  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+
+import jaxgames  # noqa: E402
+from jaxgames import core, rng  # noqa: E402
+from jaxgames.search import uct  # noqa: E402
 
 
 def jax_selfplay(env, batch: int, simulations: int, exploration: float, seed: int):
@@ -46,18 +58,23 @@ def jax_selfplay(env, batch: int, simulations: int, exploration: float, seed: in
         out = core.rollout(env, env.init(init_key), policy, play_key)
         return out.steps, out.returns
 
-    run = jax.jit(lambda key: jax.vmap(one_game)(rng.split(key, batch)))
-    key = jax.random.key(seed)
+    mesh = jax.make_mesh((jax.device_count(),), ("games",))
+    games = P("games")
+    run = jax.jit(jax.shard_map(jax.vmap(one_game), mesh=mesh, in_specs=games, out_specs=games,
+                                check_vma=False))
+    keys = jax.device_put(rng.split(jax.random.key(seed), batch), NamedSharding(mesh, games))
     t = time.perf_counter()
-    compiled = run.lower(key).compile()
+    compiled = run.lower(keys).compile()
     compile_s = time.perf_counter() - t
     t = time.perf_counter()
-    steps, returns = jax.block_until_ready(compiled(key))
+    steps, returns = jax.block_until_ready(compiled(keys))
     seconds = time.perf_counter() - t
     steps = np.asarray(steps)
     moves = int(steps.sum())
-    return (moves * simulations / seconds, moves, int(steps.max()) * batch, seconds, compile_s,
-            int((np.asarray(returns)[:, 0] > 0).sum()))
+    # a device's batch runs until its longest game ends
+    longest = steps.reshape(jax.device_count(), -1).max(-1)
+    return (moves * simulations / seconds, moves, int(longest.sum()) * (batch // jax.device_count()),
+            seconds, compile_s, int((np.asarray(returns)[:, 0] > 0).sum()))
 
 
 def openspiel_selfplay(size: int, simulations: int, exploration: float, games: int, seed: int):
@@ -80,26 +97,37 @@ def openspiel_selfplay(size: int, simulations: int, exploration: float, games: i
 
 
 def breakdown(env, batch: int, simulations: int, exploration: float) -> tuple[float, float]:
-    """Seconds of one batched search from the empty board: (whole, tree only)."""
+    """Seconds of one batched search from the empty board, and of its playouts alone."""
+    mesh = jax.make_mesh((jax.device_count(),), ("games",))
+    games = P("games")
+    keys = jax.device_put(rng.split(jax.random.key(1), batch), NamedSharding(mesh, games))
 
-    class CoinFlip(type(env)):
-        def playout_returns(self, state, key):  # a cheap stand-in: who wins is a coin flip
-            black = (rng.random_words(key, 1)[0] & 1) == 0
-            return jnp.where(black, jnp.array([1.0, -1.0]), jnp.array([-1.0, 1.0]))
+    # A few searches (or playout rounds) in one program, as in a game: the buffers are reused
+    # from one move to the next instead of being faulted in afresh.
+    def searches(keys):
+        def one(i, total):
+            k = jax.vmap(lambda k: jax.random.fold_in(k, i))(keys)
+            return total + jax.vmap(lambda k: uct.uct_search(
+                env, env.init(k), k, num_simulations=simulations, exploration=exploration).action)(k)
+        return jax.lax.fori_loop(0, 4, one, jnp.zeros(keys.shape, jnp.int32))
 
-    flip = CoinFlip(board_size=env.board_size)
-    states = jax.vmap(env.init)(rng.split(jax.random.key(0), batch))
-    keys = rng.split(jax.random.key(1), batch)
+    def playouts(keys):
+        # the same number of playouts, from the children of the empty board (their longest)
+        def one(i, total):
+            k = jax.vmap(lambda k: jax.random.fold_in(k, i))(keys)
+            child = jax.vmap(lambda k: env.step(env.init(k), jnp.int32(0)))(k)
+            return total + jax.vmap(env.playout_returns)(child, k)[:, 0]
+        return jax.lax.fori_loop(0, 4 * simulations, one, jnp.zeros(keys.shape, jnp.float32))
+
     out = []
-    for e in (env, flip):
-        fn = jax.jit(jax.vmap(lambda s, k, e=e: uct.uct_search(
-            e, s, k, num_simulations=simulations, exploration=exploration).action))
-        jax.block_until_ready(fn(states, keys))
+    for body in (searches, playouts):
+        fn = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=games, out_specs=games, check_vma=False))
+        jax.block_until_ready(fn(keys))
         best = float("inf")
         for _ in range(3):
             t = time.perf_counter()
-            jax.block_until_ready(fn(states, keys))
-            best = min(best, time.perf_counter() - t)
+            jax.block_until_ready(fn(keys))
+            best = min(best, (time.perf_counter() - t) / 4)
         out.append(best)
     return out[0], out[1]
 
@@ -114,6 +142,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--breakdown", action="store_true")
     args = parser.parse_args(argv)
+    if args.batch % jax.device_count():
+        parser.error(f"--batch must be a multiple of the {jax.device_count()} devices")
     env = jaxgames.make("hex", board_size=args.size)
 
     peer, peer_moves, peer_s = openspiel_selfplay(args.size, args.simulations, args.exploration,
@@ -133,9 +163,10 @@ def main(argv=None) -> None:
           f"in {peer_s:.1f} s, one thread")
     print(f"ratio: {ours / peer:.1f}x")
     if args.breakdown:
-        whole, tree = breakdown(env, args.batch, args.simulations, args.exploration)
-        print(f"one search from the empty board, batch {args.batch}: {whole * 1e3:.0f} ms; with coin-flip "
-              f"playouts (the tree alone) {tree * 1e3:.0f} ms ({tree / whole:.0%})")
+        whole, playouts = breakdown(env, args.batch, args.simulations, args.exploration)
+        print(f"one search from the empty board, batch {args.batch}: {whole * 1e3:.0f} ms, of which "
+              f"its {args.simulations} playouts a game take about {playouts * 1e3:.0f} ms "
+              f"({playouts / whole:.0%}); the tree (selection, expansion step, backup) the rest")
 
 
 if __name__ == "__main__":

@@ -184,21 +184,27 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
     num_actions, num_players = env.num_actions, env.num_players
     chex.assert_shape(states.legal_action_mask, (batch, num_actions))
     lanes = jnp.arange(batch)
+    # Zeros [B] that vary wherever an input varies: inside shard_map, a loop's carry must have
+    # the manual-axis type of what the loop computes from its inputs, so every array of the
+    # tree is made "like" this one.
+    anchor = _anchor(states, keys)
+
+    def full(shape, value, dtype):
+        return jnp.full_like(anchor, value, shape=(batch,) + shape, dtype=dtype)
 
     def root_slot(x):
-        full = jnp.zeros((batch, num_nodes) + x.shape[1:], x.dtype)
-        return full.at[:, 0].set(x)
+        return full((num_nodes,) + x.shape[1:], 0, x.dtype).at[:, 0].set(x)
 
     tree = UCTTree(
         node_states=jax.tree_util.tree_map(root_slot, states),
-        node_returns=jnp.zeros((batch, num_nodes, num_players), jnp.float32),
-        node_visits=jnp.zeros((batch, num_nodes), jnp.int32),
-        node_wins=jnp.zeros((batch, num_nodes), jnp.float32),
-        parents=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
-        action_from_parent=jnp.full((batch, num_nodes), NO_PARENT, jnp.int32),
-        children_index=jnp.full((batch, num_nodes, num_actions), UNEXPLORED, jnp.int32),
+        node_returns=full((num_nodes, num_players), 0, jnp.float32),
+        node_visits=full((num_nodes,), 0, jnp.int32),
+        node_wins=full((num_nodes,), 0, jnp.float32),
+        parents=full((num_nodes,), NO_PARENT, jnp.int32),
+        action_from_parent=full((num_nodes,), NO_PARENT, jnp.int32),
+        children_index=full((num_nodes, num_actions), UNEXPLORED, jnp.int32),
         children_win_rates=root_slot(_fresh_row(states.legal_action_mask)),
-        children_scale=jnp.zeros((batch, num_nodes, num_actions), jnp.float32),
+        children_scale=full((num_nodes, num_actions), 0, jnp.float32),
     )
     # One key per game per simulation, split up front (unrolled Threefry: cheap on CPU).
     sim_keys = jax.vmap(lambda k: rng.split(k, num_simulations))(keys)  # [B, S]
@@ -238,6 +244,13 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
 
     tree = jax.lax.fori_loop(0, num_simulations, simulate, tree)
     return _root_output(tree, states)
+
+
+def _anchor(states: State, keys: Array) -> Array:
+    """int32 [B] zeros computed from every input (see ``_search``)."""
+    parts = [x.reshape(x.shape[0], -1)[:, 0].astype(jnp.int32) for x in jax.tree_util.tree_leaves(states)]
+    parts.append(jax.random.key_data(keys).reshape(keys.shape[0], -1)[:, 0].astype(jnp.int32))
+    return sum(jnp.zeros_like(p) for p in parts)
 
 
 def _fresh_row(legal: Array) -> Array:
@@ -289,8 +302,8 @@ def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Arra
                 jnp.where(walking, expand_here, expand),
                 descend & ~finished_nodes[lanes, jnp.maximum(down, 0)])
 
-    zeros = jnp.zeros(batch, jnp.int32)
-    init = (zeros, zeros, jnp.zeros(batch, bool), jnp.ones(batch, bool))
+    zeros = jnp.zeros_like(tree.parents[:, 0])  # the tree's manual-axis type (see _search)
+    init = (zeros, zeros, zeros != 0, zeros == 0)
     node, action, expand, _ = jax.lax.while_loop(cond, body, init)
     return node, action, expand
 
