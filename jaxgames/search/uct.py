@@ -187,6 +187,26 @@ def _batched_search(env: Env, num_simulations: int, exploration: float):
     return search
 
 
+@chex.dataclass(frozen=True)
+class _Work:
+    """The tree as the loops keep it: fewer, wider arrays, so that a step of the selection
+    or of the backup gathers and scatters a handful of times (each gather or scatter is a
+    separate operation of fixed cost on the CPU). :func:`_published` turns it into a UCTTree.
+    """
+
+    states: Any        # State, every leaf [B, N, ...]
+    returns: Array     # float32 [B, N, P]  rewards collected from the root to the node
+    stats: Array       # float32 [B, N, 2]  (N, W) of the node (exact integers and halves)
+    links: Array       # int32 [B, N]  (parent * A + action) * P + chooser; -1 at the root, unused
+    children: Array    # int32 [B, N, A]  child node | FINISHED_BIT if a finished game; -1 unexplored
+    edges: Array       # float32 [B, N, A, 2]  (W/N, 1/sqrt(N)) of each child: eq. (4)'s two terms
+                       #   per child; (+inf, 0) unexplored, (-inf, 0) illegal
+
+
+FINISHED_BIT = 1 << 30
+_INDEX_MASK = FINISHED_BIT - 1
+
+
 def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
             exploration: float) -> UCTOutput:
     """The search over an explicit batch: ``states`` [B], ``keys`` [B] -> UCTOutput [B]."""
@@ -194,6 +214,8 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
     num_nodes = num_simulations + 1
     num_actions, num_players = env.num_actions, env.num_players
     chex.assert_shape(states.legal_action_mask, (batch, num_actions))
+    if num_nodes * num_actions * num_players >= 2**31 or num_nodes >= FINISHED_BIT:
+        raise ValueError(f"{num_simulations} simulations of {env.id!r} overflow the int32 tree links")
     lanes = jnp.arange(batch)
     # Zeros [B] that vary wherever an input varies: inside shard_map, a loop's carry must have
     # the manual-axis type of what the loop computes from its inputs, so every array of the
@@ -206,34 +228,33 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
     def root_slot(x):
         return full((num_nodes,) + x.shape[1:], 0, x.dtype).at[:, 0].set(x)
 
-    tree = UCTTree(
-        node_states=jax.tree_util.tree_map(root_slot, states),
-        node_returns=full((num_nodes, num_players), 0, jnp.float32),
-        node_visits=full((num_nodes,), 0, jnp.int32),
-        node_wins=full((num_nodes,), 0, jnp.float32),
-        parents=full((num_nodes,), NO_PARENT, jnp.int32),
-        action_from_parent=full((num_nodes,), NO_PARENT, jnp.int32),
-        children_index=full((num_nodes, num_actions), UNEXPLORED, jnp.int32),
-        children_win_rates=root_slot(_fresh_row(states.legal_action_mask)),
-        children_scale=full((num_nodes, num_actions), 0, jnp.float32),
+    work = _Work(
+        states=jax.tree_util.tree_map(root_slot, states),
+        returns=full((num_nodes, num_players), 0, jnp.float32),
+        stats=full((num_nodes, 2), 0, jnp.float32),
+        links=full((num_nodes,), -1, jnp.int32),
+        children=full((num_nodes, num_actions), UNEXPLORED, jnp.int32),
+        edges=root_slot(_fresh_row(states.legal_action_mask)),
     )
+    root_mover = jnp.maximum(states.current_player, 0)
     # One key per game per simulation, split up front (unrolled Threefry: cheap on CPU).
     sim_keys = jax.vmap(lambda k: rng.split(k, num_simulations))(keys)  # [B, S]
 
-    def simulate(sim, tree):
-        select_key, step_key, playout_key = jnp.moveaxis(
-            jax.vmap(lambda k: rng.split(k, 3))(sim_keys[:, sim]), 1, 0)  # 3 x [B]
+    def simulate(sim, work):
+        select_key, playout_key = jnp.moveaxis(
+            jax.vmap(lambda k: rng.split(k, 2))(sim_keys[:, sim]), 1, 0)  # 2 x [B]
         word = jax.vmap(lambda k: rng.random_words(k, 1)[0])(select_key)  # uint32 [B]
-        node, action, expand = _select(tree, word, exploration)
+        node, action, expand = _select(work, word, exploration)
 
-        # Expansion: step the env from the chosen node. Games whose selection ended in a
-        # finished game step it too (a no-op, by the contract) and discard the result.
-        parent_state = jax.tree_util.tree_map(lambda x: x[lanes, node], tree.node_states)
-        child = jax.vmap(env.step)(parent_state, action, step_key)
+        # Expansion: step the env from the chosen node (no chance: no key). Games whose
+        # selection ended in a finished game step it too (a no-op, by the contract) and
+        # discard the result.
+        parent_state = jax.tree_util.tree_map(lambda x: x[lanes, node], work.states)
+        child = jax.vmap(env.step)(parent_state, action)
         finished = child.terminated | child.truncated
         # Simulation: random play to the end from the new node; a finished one is exact.
         playout = jax.vmap(env.playout_returns)(child, playout_key)
-        returns_to_node = tree.node_returns[lanes, node]
+        returns_to_node = work.returns[lanes, node]
         returns_to_child = returns_to_node + child.rewards
         outcome = jnp.where(expand[:, None],
                             returns_to_child + jnp.where(finished[:, None], 0.0, playout),
@@ -241,20 +262,20 @@ def _search(env: Env, states: State, keys: Array, *, num_simulations: int,
 
         new = jnp.where(expand, sim + 1, num_nodes)  # out of range: dropped by the scatters
         put = lambda x, v: x.at[lanes, new].set(v, mode="drop")  # noqa: E731
-        tree = tree.replace(
-            node_states=jax.tree_util.tree_map(put, tree.node_states, child),
-            node_returns=put(tree.node_returns, returns_to_child),
-            parents=put(tree.parents, node),
-            action_from_parent=put(tree.action_from_parent, action),
-            children_index=tree.children_index.at[
-                lanes, jnp.where(expand, node, num_nodes), action].set(new, mode="drop"),
-            children_win_rates=put(tree.children_win_rates, _fresh_row(child.legal_action_mask)),
+        chooser = jnp.maximum(parent_state.current_player, 0)
+        work = work.replace(
+            states=jax.tree_util.tree_map(put, work.states, child),
+            returns=put(work.returns, returns_to_child),
+            links=put(work.links, (node * num_actions + action) * num_players + chooser),
+            children=work.children.at[lanes, jnp.where(expand, node, num_nodes), action].set(
+                new | jnp.where(finished, FINISHED_BIT, 0), mode="drop"),
+            edges=put(work.edges, _fresh_row(child.legal_action_mask)),
         )
         leaf = jnp.where(expand, new, node)
-        return _backup(tree, leaf, _wins(outcome))
+        return _backup(work, leaf, _wins(outcome), root_mover)
 
-    tree = jax.lax.fori_loop(0, num_simulations, simulate, tree)
-    return _root_output(tree, states)
+    work = jax.lax.fori_loop(0, num_simulations, simulate, work)
+    return _root_output(_published(work, num_actions, num_players), states)
 
 
 def _anchor(states: State, keys: Array) -> Array:
@@ -266,20 +287,20 @@ def _anchor(states: State, keys: Array) -> Array:
 
 
 def _fresh_row(legal: Array) -> Array:
-    """children_win_rates of a new node: +inf for its legal (unexplored) children, -inf else."""
-    return jnp.where(legal, jnp.inf, -jnp.inf).astype(jnp.float32)
+    """``edges`` row of a new node [..., A, 2]: (+inf, 0) for its legal (unexplored)
+    children, (-inf, 0) for the others."""
+    first = jnp.where(legal, jnp.inf, -jnp.inf).astype(jnp.float32)
+    return jnp.stack([first, jnp.zeros_like(first)], axis=-1)
 
 
-def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Array, Array]:
+def _select(work: _Work, word: Array, exploration: float) -> tuple[Array, Array, Array]:
     """Walk down from the root: ``(node [B], action [B], expand [B])``.
 
     ``expand``: ``action`` is an unexplored child of ``node`` to add. Otherwise the walk
     entered a finished game: ``node`` is that leaf (``action`` is stale).
     """
-    batch, _, num_actions = tree.children_index.shape
+    batch, _, num_actions = work.children.shape
     lanes = jnp.arange(batch)
-    states = tree.node_states
-    finished_nodes = states.terminated | states.truncated  # [B, N]
     actions = jnp.arange(num_actions, dtype=jnp.uint32)
     # Ties among the best children go to the smallest key: the action index for explored
     # children (the lowest action wins), and for the unexplored ones (all at +inf) a random
@@ -296,58 +317,72 @@ def _select(tree: UCTTree, word: Array, exploration: float) -> tuple[Array, Arra
 
     def body(c):
         node, action, expand, walking = c
-        win_rates = tree.children_win_rates[lanes, node]          # [B, A] one row each
+        edges = work.edges[lanes, node]                           # [B, A, 2] one row each
         # N' >= 1 but for the root's first simulation, where every child is unexplored
-        parent_n = jnp.maximum(tree.node_visits[lanes, node], 1).astype(jnp.float32)
-        reach = jnp.sqrt(c2 * jnp.log(parent_n))
-        ucb = _ordered(win_rates + reach[:, None] * tree.children_scale[lanes, node])  # eq. (4)
+        reach = jnp.sqrt(c2 * jnp.log(jnp.maximum(work.stats[lanes, node, 0], 1.0)))
+        win_rates = edges[..., 0]
+        ucb = _ordered(win_rates + reach[:, None] * edges[..., 1])  # eq. (4)
         best = jnp.max(ucb, -1)
         expand_here = best == _INF_ORDERED
         tie = jnp.where(win_rates == jnp.inf, shuffled, actions)
         tie = jnp.where(ucb == best[:, None], tie, jnp.uint32(0xFFFFFFFF))
         chosen = (jnp.min(tie, -1) & low).astype(jnp.int32)
-        down = tree.children_index[lanes, node, chosen]
+        code = work.children[lanes, node, chosen]
         # Games that stopped walking keep their cursor.
         descend = walking & ~expand_here
-        return (jnp.where(descend, down, node),
+        return (jnp.where(descend, code & _INDEX_MASK, node),
                 jnp.where(walking, chosen, action),
                 jnp.where(walking, expand_here, expand),
-                descend & ~finished_nodes[lanes, jnp.maximum(down, 0)])
+                descend & (code & FINISHED_BIT == 0))
 
-    zeros = jnp.zeros_like(tree.parents[:, 0])  # the tree's manual-axis type (see _search)
+    zeros = jnp.zeros_like(work.links[:, 0])  # the tree's manual-axis type (see _search)
     init = (zeros, zeros, zeros != 0, zeros == 0)
     node, action, expand, _ = jax.lax.while_loop(cond, body, init)
     return node, action, expand
 
 
-def _backup(tree: UCTTree, leaf: Array, wins: Array) -> UCTTree:
+def _backup(work: _Work, leaf: Array, wins: Array, root_mover: Array) -> _Work:
     """Every node from ``leaf`` [B] up to the root gains one visit and, from ``wins`` [B, P],
-    the share of the player who moved into it; the parents' cached rows follow."""
-    batch, num_nodes = tree.parents.shape
+    the share of the player who chose it; the parents' ``edges`` follow."""
+    batch, num_nodes, num_actions = work.children.shape
+    num_players = wins.shape[-1]
     lanes = jnp.arange(batch)
-    movers = tree.node_states.current_player  # [B, N]
 
     def body(c):
-        node, visits, node_wins, win_rates, scale = c
-        at = jnp.where(node >= 0, node, num_nodes)  # games past the root: dropped
+        node, stats, edges = c
         safe = jnp.maximum(node, 0)
-        parent = tree.parents[lanes, safe]
-        chooser = movers[lanes, jnp.where(parent >= 0, parent, safe)]  # the root: its mover
-        n = visits[lanes, safe] + 1
-        w = node_wins[lanes, safe] + wins[lanes, jnp.maximum(chooser, 0)]
-        visits = visits.at[lanes, at].set(n, mode="drop")
-        node_wins = node_wins.at[lanes, at].set(w, mode="drop")
-        edge = (lanes, jnp.where((node >= 0) & (parent >= 0), parent, num_nodes),
-                tree.action_from_parent[lanes, safe])
-        win_rates = win_rates.at[edge].set(w / n, mode="drop")
-        scale = scale.at[edge].set(jax.lax.rsqrt(n.astype(jnp.float32)), mode="drop")
-        return jnp.where(node >= 0, parent, NO_PARENT), visits, node_wins, win_rates, scale
+        link = work.links[lanes, safe]
+        has_parent = link >= 0
+        parent = jnp.where(has_parent, link // (num_actions * num_players), num_nodes)
+        chooser = jnp.where(has_parent, link % num_players, root_mover)
+        n, w = jnp.moveaxis(stats[lanes, safe], -1, 0)
+        n = n + 1
+        w = w + jnp.take_along_axis(wins, chooser[:, None], -1)[:, 0]
+        stats = stats.at[lanes, jnp.where(node >= 0, node, num_nodes)].set(  # past the root: dropped
+            jnp.stack([n, w], -1), mode="drop")
+        edges = edges.at[lanes, parent, (link // num_players) % num_actions].set(
+            jnp.stack([w / n, jax.lax.rsqrt(n)], -1), mode="drop")
+        return jnp.where(node >= 0, jnp.where(has_parent, parent, NO_PARENT), NO_PARENT), stats, edges
 
-    init = (leaf, tree.node_visits, tree.node_wins, tree.children_win_rates, tree.children_scale)
-    _, visits, node_wins, win_rates, scale = jax.lax.while_loop(
-        lambda c: (c[0] >= 0).any(), body, init)
-    return tree.replace(node_visits=visits, node_wins=node_wins, children_win_rates=win_rates,
-                        children_scale=scale)
+    _, stats, edges = jax.lax.while_loop(
+        lambda c: (c[0] >= 0).any(), body, (leaf, work.stats, work.edges))
+    return work.replace(stats=stats, edges=edges)
+
+
+def _published(work: _Work, num_actions: int, num_players: int) -> UCTTree:
+    """The UCTTree of the working arrays (once, after the search)."""
+    linked = work.links >= 0
+    return UCTTree(
+        node_states=work.states,
+        node_returns=work.returns,
+        node_visits=work.stats[..., 0].astype(jnp.int32),
+        node_wins=work.stats[..., 1],
+        parents=jnp.where(linked, work.links // (num_actions * num_players), NO_PARENT),
+        action_from_parent=jnp.where(linked, (work.links // num_players) % num_actions, NO_PARENT),
+        children_index=jnp.where(work.children >= 0, work.children & _INDEX_MASK, UNEXPLORED),
+        children_win_rates=work.edges[..., 0],
+        children_scale=work.edges[..., 1],
+    )
 
 
 def _ordered(x: Array) -> Array:
