@@ -117,7 +117,7 @@ def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Arra
     chex.assert_shape(logits, (batch, env.num_actions))
     logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
     value = value.astype(jnp.float32)
-    if lam:
+    if not _is_zero(lam):
         returns = jax.vmap(env.playout_returns)(states, jax.random.split(key, batch))
         mover = jnp.clip(states.current_player, 0, env.num_players - 1)
         z = jnp.take_along_axis(returns, mover[:, None], axis=1)[:, 0]
@@ -126,18 +126,28 @@ def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Arra
     return logits, jnp.where(done, 0.0, value)
 
 
-def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float = 0.0):
+def _is_zero(x: Any) -> bool:
+    """A concrete 0 (a traced ``lam`` runs the playouts, whatever its value)."""
+    return isinstance(x, (int, float)) and x == 0
+
+
+def _as_float(x: Any) -> Any:
+    """A Python float, or a float32 array where ``x`` is traced (mctx checks for floats)."""
+    return float(x) if isinstance(x, (int, float)) else jnp.asarray(x, jnp.float32)
+
+
+def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float | Array = 0.0):
     """mctx's ``(root_fn, recurrent_fn)`` for ``env`` with the network ``apply_fn``.
 
     root_fn(params, key, states [B]) -> mctx.RootFnOutput  (embedding = states)
     recurrent_fn(params, key, action int32 [B], states [B]) -> (mctx.RecurrentFnOutput, states)
 
     ``lam``: the weight of one random playout's result in each leaf value (the source's
-    lambda, eq. (6)); 0 runs no playout.
+    lambda, eq. (6)); a Python 0 runs no playout. It may be a traced scalar (one compiled
+    search for every lambda; the playouts then always run).
     """
     _check_env(env)
-    lam = float(lam)
-    if not 0.0 <= lam <= 1.0:
+    if isinstance(lam, (int, float)) and not 0.0 <= lam <= 1.0:
         raise ValueError(f"lam must be in [0, 1], got {lam}")
 
     def root_fn(params: Any, key: Array, states: State) -> mctx.RootFnOutput:
@@ -224,6 +234,9 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
       ``"source"``: the source's eqs. (5)-(7) (``eta``, ``unvisited_q``; module docstring), with
         the same root noise and acting as ``"muzero"``.
     lam: the weight of a random playout in each leaf value (every kind; 0 = network only).
+    ``lam``, ``eta``, ``unvisited_q``, ``temperature``, ``dirichlet_fraction`` and
+    ``dirichlet_alpha`` may be traced scalars (one compiled search for self-play and
+    evaluation); a Python 0 for ``lam`` / ``dirichlet_fraction`` skips the playouts / noise.
 
     ``output.action`` int32 [B], ``output.action_weights`` float32 [B, A] (0 on illegal
     actions), ``output.search_tree`` the mctx tree (embeddings: the env states).
@@ -243,7 +256,7 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
         out = mctx.muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, qtransform=masked_qtransform,
-            dirichlet_fraction=float(dirichlet_fraction), dirichlet_alpha=float(dirichlet_alpha),
+            dirichlet_fraction=_as_float(dirichlet_fraction), dirichlet_alpha=_as_float(dirichlet_alpha),
             pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature)
         return out
     if kind == "gumbel":
@@ -253,10 +266,10 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
             gumbel_scale=gumbel_scale)
 
     # kind == "source"
-    if dirichlet_fraction > 0:
+    if not _is_zero(dirichlet_fraction):
         root = root.replace(prior_logits=_dirichlet(
-            noise_key, root.prior_logits, legal, float(dirichlet_fraction), float(dirichlet_alpha)))
-    select = functools.partial(source_action_selection, eta=float(eta), unvisited_q=float(unvisited_q))
+            noise_key, root.prior_logits, legal, dirichlet_fraction, dirichlet_alpha))
+    select = functools.partial(source_action_selection, eta=eta, unvisited_q=unvisited_q)
     tree = mctx.search(
         params, search_key, root=root, recurrent_fn=recurrent_fn,
         root_action_selection_fn=functools.partial(select, depth=0),
