@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import jaxgames
 from jaxgames.hex import network as N
 
 
