@@ -22,6 +22,7 @@ from jaxgames.hex.board import (
     to_cell_name,
     winner,
 )
+from jaxgames.hex import network
 from jaxgames.hex.game import Hex, State, observation
 from jaxgames.hex.render import render_svg, render_text
 from jaxgames.hex.sgf import SWAP_NAME, GameRecord, from_sgf, replay, to_sgf
@@ -45,6 +46,7 @@ __all__ = [
     "connects",
     "from_cell_name",
     "from_sgf",
+    "network",
     "legal_mask",
     "observation",
     "parse_cell",
