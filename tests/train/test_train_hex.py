@@ -1,0 +1,75 @@
+"""The Hex pipeline end to end on a 3x3 board: phase 1 + a self-play round, the run folder,
+exact --resume, CLI errors."""
+
+import json
+
+import pytest
+
+from jaxgames.hex.sgf import from_sgf
+from train import hex as hex_train
+
+TINY = ["--board-size", "3", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
+        "--simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
+        "--uct-simulations", "8", "--eval-games", "4", "--elo-games", "2", "--sgf-games", "2",
+        "--phase1-simulations", "8", "--no-progress"]
+
+
+def read_rows(run):
+    return [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_run_writes_everything_and_resumes_exactly(tmp_path):
+    base = TINY + ["--runs-dir", str(tmp_path)]
+    whole = hex_train.main(base + ["--run-name", "whole"])
+    run = tmp_path / "hex" / "whole"
+    saved = json.loads((run / "summary.json").read_text())
+    for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95", "uct_simulations",
+              "agent_simulations", "eval_games", "rounds", "self_play_games", "seconds", "final_elo"):
+        assert k in saved, k
+    assert saved["board_size"] == 3 and saved["rounds"] == 2 and saved["self_play_games"] == 4
+    assert 0.0 <= saved["win_rate_vs_uct"] <= 1.0 and saved["eval_games"] == 4
+    rows = read_rows(run)
+    assert [(r["round"], r["phase"]) for r in rows] == [(0, 1), (1, 2)]
+    assert all(r["misrouted"] == 0 for r in rows)
+    assert [r["generation"] for r in rows] == [0, 1]
+    for png in ("win_rate.png", "losses.png", "elo.png"):
+        assert (run / "plots" / png).stat().st_size > 5_000
+    assert "vs UCT" in (run / "report.md").read_text()
+    sgfs = sorted((run / "sgf").glob("*.sgf"))
+    assert len(sgfs) == 2
+    record = from_sgf(sgfs[0].read_text())
+    assert record.board_size == 3 and len(record.actions) >= 3
+
+    _, cfg = hex_train.parse(hex_train.PRESETS, base + ["--run-name", "killed"])
+    assert hex_train.train(cfg, stop_after_chunks=1) == {}  # "killed" after phase 1
+    resumed = hex_train.main(base + ["--run-name", "killed", "--resume"])
+    for k in whole:
+        if k != "seconds":
+            assert resumed[k] == whole[k], k
+    strip = lambda rs: [{k: v for k, v in r.items() if "second" not in k} for r in rs]  # noqa: E731
+    assert strip(read_rows(tmp_path / "hex" / "killed")) == strip(rows)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--board-size", "2"], "board_size"),
+    (["--phase1", "supervised"], "phase1"),
+    (["--search", "alphabeta"], "search"),
+    (["--eval-games", "5"], "eval_games"),
+    (["--alpha", "1.5"], "alpha"),
+    (["--games-per-update", "3"], "games_per_update"),
+    (["--learning-rate", "nan"], "learning_rate"),
+    (["--simulationz", "4"], "simulationz"),
+])
+def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        hex_train.main(argv + ["--runs-dir", str(tmp_path)])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "hex").exists()
+
+
+def test_resume_without_a_run_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        hex_train.main(TINY + ["--runs-dir", str(tmp_path), "--resume"])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and "no run" in err and len(err.splitlines()) == 1

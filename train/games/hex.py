@@ -1,0 +1,291 @@
+"""The Hex pipeline behind ``python -m train.hex`` (the source: Zhang, Meng & Yang 2020, sec. 2):
+phase 1, supervised training on random games labelled by plain UCT; phase 2, rounds of
+self-play against a pool of past models (``train/algos/alphazero.py``); after every round an
+arena evaluation against plain UCT (both colours, equal numbers) and games against the pool
+models for an Elo list; plots, SGF of evaluation games, the report.
+
+The pipeline's carry is ``{"az": AZCarry, "points": [M, M], "played": [M, M]}``: the learner's
+carry and the results table of the Elo list (index 0 plain UCT, index g + 1 the model of
+generation g), so the table is checkpointed with everything else and ``--resume`` is exact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxgames
+from jaxgames import arena as arena_lib
+from jaxgames.hex import network as hex_network
+from jaxgames.hex.sgf import to_sgf
+from jaxgames.ratings import elo
+from jaxgames.search import mcts
+from jaxgames.search.uct import uct_policy
+from train.algos import alphazero as az
+from train.algos import pool as pool_lib
+from train.common import Checkpointing, Display, RunDir, Schedule, run
+from train.common.plots import line_plot, plt
+from train.common.rundir import markdown_table
+
+GAME = "hex"
+
+
+def az_config(config) -> az.AZConfig:
+    n = config.board_size
+    return az.AZConfig(
+        max_moves=n * n, games_per_update=config.games_per_update, sgd_steps=config.sgd_steps,
+        batch_size=config.batch_size, buffer_size=config.buffer_size,
+        learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
+        phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
+        pool_capacity=num_models(config))
+
+
+def num_models(config) -> int:
+    """Models the pool receives: one per round (phase 1's too), plus the initial network
+    when there is no phase 1."""
+    phase1 = config.phase1_rounds if config.phase1 == "uct" else 0
+    return phase1 + config.rounds + (0 if config.phase1 == "uct" else 1)
+
+
+def num_rounds(config) -> int:
+    return (config.phase1_rounds if config.phase1 == "uct" else 0) + config.rounds
+
+
+def build(config):
+    """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
+    env = jaxgames.make("hex", board_size=config.board_size)
+    net = hex_network.make(config.board_size, kind=config.network)
+    search = functools.partial(
+        mcts.search, env, net.apply, num_simulations=config.simulations, kind=config.search,
+        dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
+    learner = az.make(az_config(config), env, (net.init, net.apply), search,
+                      symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
+                      phase1_simulations=config.phase1_simulations)
+    agent = mcts.mcts_policy(env, net.apply, num_simulations=config.simulations, kind=config.search)
+    uct = uct_policy(env, num_simulations=config.uct_simulations)
+    return env, net, learner, agent, uct
+
+
+def game_recorder(env, policies, num_games: int, max_moves: int):
+    """``record(params, key) -> int32 [num_games, max_moves]``, jitted: the actions of games
+    between two policies, the first half with policy 0 as Black, the rest with policy 1 as
+    Black; -1 after the end."""
+    half = num_games // 2
+    black = jnp.concatenate([jnp.zeros(half, jnp.int32), jnp.ones(num_games - half, jnp.int32)])
+
+    def game(params, black_policy, key):
+        def body(state, k):
+            done = state.terminated | state.truncated
+            who = jnp.where(state.current_player == 0, black_policy, 1 - black_policy)
+            a0 = policies[0](params[0], state, k)
+            a1 = policies[1](params[1], state, k)
+            action = jnp.where(who == 0, a0, a1).astype(jnp.int32)
+            nxt = env.step(state, action)
+            return nxt, jnp.where(done, -1, action)
+
+        _, actions = jax.lax.scan(body, env.init(key), jax.random.split(key, max_moves))
+        return actions
+
+    @jax.jit
+    def record(params, key):
+        return jax.vmap(game, in_axes=(None, 0, 0))(params, black, jax.random.split(key, num_games))
+
+    return record
+
+
+@functools.lru_cache(maxsize=2)
+def _compiled(key_config):
+    """What a run compiles, shared by the runs of one process with the same settings (the
+    fields that change results): the learner, the arenas and the game recorder."""
+    env, net, learner, agent, uct = build(key_config)
+    uct_arena = arena_lib.Arena(env, [agent, uct], num_games=key_config.eval_games)
+    pool_arena = (arena_lib.Arena(env, [agent, agent], num_games=key_config.elo_games)
+                  if key_config.elo_games else None)
+    recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
+                if key_config.sgf_games else None)
+    return env, learner, uct_arena, pool_arena, recorder, jax.jit(learner.init)
+
+
+def train(config, *, stop_after_chunks: int | None = None) -> dict:
+    start = time.time()
+    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
+                                                for f in config.RUN_ONLY_FIELDS})
+    env, learner, uct_arena, pool_arena, recorder, learner_init = _compiled(key_config)
+    n_models = num_models(config)
+    key = jax.random.key(config.seed)
+    init_key, train_key, eval_key = jax.random.split(key, 3)
+
+    def init(k):
+        m = n_models + 1
+        return {"az": learner_init(k), "points": jnp.zeros((m, m), jnp.float32),
+                "played": jnp.zeros((m, m), jnp.float32)}
+
+    def update(carry, k):
+        az_carry, metrics = learner.update(carry["az"], k)
+        return {**carry, "az": az_carry}, metrics
+
+    units = config.games_per_update
+    phase1_rounds = config.phase1_rounds if config.phase1 == "uct" else 0
+    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
+        latest, best = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
+        pending = {}
+
+        def on_chunk(step, carry, m, seconds):
+            m = jax.tree_util.tree_map(np.asarray, m)
+            res = uct_arena([carry["az"].params, None], jax.random.fold_in(eval_key, step))
+            rate, ci = res.win_rate(0)
+            # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
+            row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
+                   "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
+                   "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
+                   "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
+                   "self_play_score": float(m["newest_score"][m["phase"] == 2].mean())
+                   if (m["phase"] == 2).any() else None,
+                   "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
+                   "win_rate_vs_uct": rate, "win_rate_vs_uct_ci95": ci,
+                   "win_rate_as_black": float(res.seat_mean[0, 0] + 1) / 2,
+                   "win_rate_as_white": float(res.seat_mean[0, 1] + 1) / 2,
+                   "seconds": seconds}
+            pending[step] = (row, res)
+            return {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": rate}
+
+        def between_chunks(step, carry):
+            row, res = pending.pop(step)
+            az_carry = carry["az"]
+            points, played = np.array(carry["points"]), np.array(carry["played"])
+            me = int(az_carry.pool.added) + 1           # the generation it gets when promoted
+            won = (res.returns[:, 0] > 0).sum()
+            points[me, 0] += won
+            points[0, me] += len(res.returns) - won
+            played[me, 0] += len(res.returns)
+            played[0, me] += len(res.returns)
+            if pool_arena is not None:
+                pool = az_carry.pool
+                for slot in range(int(pool.size)):
+                    other = int(pool.ids[slot]) + 1
+                    r = pool_arena([az_carry.params, pool_lib.get(pool, slot)],
+                                   jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
+                    w = (r.returns[:, 0] > 0).sum()
+                    points[me, other] += w
+                    points[other, me] += len(r.returns) - w
+                    played[me, other] += len(r.returns)
+                    played[other, me] += len(r.returns)
+            ratings = elo_list(points, played)
+            row["elo"] = ratings.get(me - 1)
+            row["generation"] = me - 1
+            rundir.log(step, row)
+            carry = {"az": learner.promote(az_carry), "points": jnp.asarray(points),
+                     "played": jnp.asarray(played)}
+            return carry
+
+        result = run(
+            update, init(init_key), train_key,
+            Schedule(num_updates=num_rounds(config) * config.updates_per_round,
+                     chunk_size=config.updates_per_round, stop_after_chunks=stop_after_chunks),
+            on_chunk=on_chunk, between_chunks=between_chunks,
+            checkpointing=Checkpointing(latest=latest, config_json=config.to_json(),
+                                        resume=config.resume, best=best,
+                                        best_metric="vs_uct", params=lambda c: c["az"].params),
+            display=Display(enabled=config.progress, desc=f"hex {config.board_size}x{config.board_size} games",
+                            units_per_update=units,
+                            show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  "
+                                           f"vs UCT {s['vs_uct']:.0%}"))
+        latest.close()
+        best.close()
+        if result.step < num_rounds(config) * config.updates_per_round:
+            return {}
+        rows = rundir.metrics()
+        last = rows[-1]
+        ratings = elo_list(np.asarray(result.carry["points"]), np.asarray(result.carry["played"]))
+        if config.sgf_games:
+            actions = np.asarray(recorder([result.carry["az"].params, None],
+                                          jax.random.fold_in(eval_key, 2**31 - 1)))
+            sgf_dir = rundir.path / "sgf"
+            sgf_dir.mkdir(exist_ok=True)
+            for i, moves in enumerate(actions):
+                black, white = ("agent", "uct") if i < config.sgf_games // 2 else ("uct", "agent")
+                text = to_sgf([int(a) for a in moves if a >= 0], config.board_size,
+                              {"PB": black, "PW": white})
+                (sgf_dir / f"game{i + 1}.sgf").write_text(text + "\n")
+        summary = {
+            "board_size": config.board_size, "win_rate_vs_uct": last["win_rate_vs_uct"],
+            "win_rate_vs_uct_ci95": last["win_rate_vs_uct_ci95"],
+            "win_rate_vs_uct_low": max(0.0, last["win_rate_vs_uct"] - last["win_rate_vs_uct_ci95"]),
+            "win_rate_vs_uct_high": min(1.0, last["win_rate_vs_uct"] + last["win_rate_vs_uct_ci95"]),
+            "uct_simulations": config.uct_simulations, "agent_simulations": config.simulations,
+            "eval_games": config.eval_games, "rounds": num_rounds(config),
+            "self_play_rounds": config.rounds,
+            "self_play_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 2),
+            "phase1_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 1),
+            "final_elo": ratings.get(last["generation"]),
+            "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
+            "seconds": time.time() - start,
+        }
+        write_plots(rundir, rows, ratings)
+        rundir.write_summary(summary)
+        rundir.write_report(report(config, summary, rows, ratings))
+    return summary
+
+
+def elo_list(points: np.ndarray, played: np.ndarray) -> dict:
+    """{generation: Elo} for the models that played, plain UCT anchored at 0 (key -1)."""
+    met = np.nonzero(played.sum(1) > 0)[0]
+    if len(met) < 2 or 0 not in met:
+        return {}
+    sub = np.ix_(met, met)
+    r = elo(points[sub], played[sub], prior_games=1.0, anchor=0)
+    return {int(i) - 1: float(x) for i, x in zip(met, r)}
+
+
+def write_plots(rundir, rows, ratings) -> None:
+    rounds = [r["round"] for r in rows]
+    rate = np.array([r["win_rate_vs_uct"] for r in rows])
+    ci = np.array([r["win_rate_vs_uct_ci95"] for r in rows])
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.errorbar(rounds, rate, yerr=ci, marker="o", capsize=3, label="win rate vs plain UCT (95%)")
+    ax.axhline(0.5, linestyle="--", color="k", linewidth=1)
+    ax.set(title="Hex: the newest model against plain UCT", xlabel="round", ylabel="win rate", ylim=(0, 1))
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(rundir.plots / "win_rate.png", dpi=110)
+    plt.close(fig)
+    line_plot(rundir.plots / "losses.png",
+              {k: (rounds, [r[k] for r in rows]) for k in ("loss", "value_loss", "policy_loss")},
+              title="Hex training losses (eq. (3), per round)", xlabel="round", ylabel="loss")
+    gens = sorted(g for g in ratings if g >= 0)
+    line_plot(rundir.plots / "elo.png", {"model": (gens, [ratings[g] for g in gens])},
+              hlines={"plain UCT": 0.0}, title="Elo of each pool model (plain UCT = 0)",
+              xlabel="generation", ylabel="Elo")
+
+
+def report(config, summary, rows, ratings) -> str:
+    table = [[r["round"], "1 (UCT labels)" if r["phase"] == 1 else "2 (self-play)",
+              f"{r['win_rate_vs_uct']:.0%} ± {r['win_rate_vs_uct_ci95']:.0%}",
+              f"{r['win_rate_as_black']:.0%} / {r['win_rate_as_white']:.0%}",
+              "" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}",
+              r["loss"], r["value_loss"], r["policy_loss"]] for r in rows]
+    n = config.board_size
+    return (
+        f"# Hex {n}x{n}: reinforcement learning against a pool of past models\n\n"
+        f"Phase 1: {config.phase1_rounds if config.phase1 == 'uct' else 0} round(s) of random games "
+        f"labelled by plain UCT ({config.phase1_simulations} simulations). Phase 2: "
+        f"{config.rounds} rounds of self-play ({config.games_per_update} games per update, "
+        f"{config.updates_per_round} updates per round, {config.simulations} {config.search} "
+        f"simulations per move) against a model drawn from the pool. After every round the "
+        f"newest model ({config.simulations} simulations, no noise) plays {config.eval_games} "
+        f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
+        f"Elo list also counts {config.elo_games} games against each pool model (UCT = 0). "
+        f"Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
+        f"Final win rate against UCT: **{summary['win_rate_vs_uct']:.0%}** "
+        f"(95% interval {summary['win_rate_vs_uct_low']:.0%} to {summary['win_rate_vs_uct_high']:.0%}). "
+        f"The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
+        + markdown_table(["round", "phase", "vs UCT", "as Black / White", "Elo", "loss",
+                          "value loss", "policy loss"], table)
+        + "\n![win rate](plots/win_rate.png)\n\n![losses](plots/losses.png)\n\n![Elo](plots/elo.png)\n"
+    )

@@ -1,0 +1,136 @@
+"""Hex: reinforcement learning against a pool of past models, evaluated against plain UCT.
+
+    python -m train.hex                            # quick: 7x7 (<= 15 min on a 2-core CPU)
+    python -m train.hex --preset full              # 11x11, the source's ten rounds
+    python -m train.hex --board-size 9 --simulations 64 --run-name b9
+
+The source (Zhang, Meng & Yang 2020): phase 1 trains the network on random games labelled by
+plain UCT; phase 2 plays rounds of self-play of the newest model against one drawn from a pool
+of past models, trains on them and adds the result to the pool; after ten rounds the model
+beats plain UCT in 80% of 20 games. Writes runs/hex/<run-name>/: config.json, metrics.jsonl,
+checkpoints/, best/, sgf/, plots/*.png, report.md and summary.json (docs/hex_training.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import sys
+from typing import Sequence
+
+from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
+from jaxgames.search.mcts import KINDS
+from train.common import RunConfig, check_divisible, exit_on_user_error, parse
+from train.games import hex as lib
+
+GAME = lib.GAME
+PROG = "python -m train.hex"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(RunConfig):
+    """Hex AlphaZero-style training (UCT-labelled phase 1, self-play against a pool of past
+    models) with an arena evaluation against plain UCT after every round."""
+
+    board_size: int = 7
+    """Board side n (3..19)."""
+    network: str = "source"
+    """The network: source (the paper's CNN) or resnet."""
+    phase1: str = "uct"
+    """Phase 1: uct (random games labelled by plain UCT, the source) or none (from scratch)."""
+    phase1_rounds: int = 1
+    """Rounds of phase 1 (each updates_per_round updates)."""
+    phase1_simulations: int = 200
+    """UCT simulations per phase-1 label."""
+    rounds: int = 10
+    """Self-play rounds (the source: ten); the newest model joins the pool after each."""
+    updates_per_round: int = 4
+    """Updates per round (one jitted chunk); each plays games_per_update games, then SGD."""
+    games_per_update: int = 32
+    """Games per update, half with each colour (a multiple of 2 x the device count)."""
+    simulations: int = 32
+    """Search simulations per move of the agent (self-play and evaluation)."""
+    search: str = "muzero"
+    """Search: muzero (AlphaZero PUCT), gumbel or source (the paper's eqs. (5)-(7))."""
+    dirichlet_fraction: float = 0.25
+    """Root noise in self-play (0 = none)."""
+    dirichlet_alpha: float = 0.3
+    sgd_steps: int = 32
+    """Minibatch steps per update."""
+    batch_size: int = 128
+    """Positions per minibatch."""
+    buffer_size: int = 20_000
+    """Replay buffer positions (the newest kept)."""
+    learning_rate: float = 1e-3
+    """RMSprop step size."""
+    alpha: float = 0.5
+    """Policy-loss weight in eq. (3) (value: 1 - alpha)."""
+    beta: float = 1e-4
+    """L2 coefficient in eq. (3)."""
+    augment: bool = True
+    """Train on the board's 180-degree rotation with probability 1/2."""
+    uct_simulations: int = 200
+    """Simulations of the plain-UCT opponent of the evaluation."""
+    eval_games: int = 20
+    """Evaluation games against UCT after every round, half as Black (the source: 20)."""
+    elo_games: int = 4
+    """Games of the newest model against each pool model after every round (0 = none)."""
+    sgf_games: int = 4
+    """Final games against UCT saved as SGF (0 = none)."""
+
+    def validate(self) -> None:
+        super().validate()
+        if not MIN_SIZE <= self.board_size <= MAX_SIZE:
+            raise ValueError(f"board_size must be in {MIN_SIZE}..{MAX_SIZE}, got {self.board_size}")
+        if self.network not in ("source", "resnet"):
+            raise ValueError(f"network must be source or resnet, got {self.network!r}")
+        if self.phase1 not in ("uct", "none"):
+            raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
+        if self.search not in KINDS:
+            raise ValueError(f"search must be one of {', '.join(KINDS)}, got {self.search!r}")
+        for name in ("phase1_simulations", "rounds", "updates_per_round", "games_per_update",
+                     "simulations", "sgd_steps", "batch_size", "buffer_size", "uct_simulations",
+                     "eval_games", "phase1_rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("elo_games", "sgf_games"):
+            if getattr(self, name) < 0 or getattr(self, name) % 2:
+                raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
+        if self.eval_games % 2:
+            raise ValueError(f"eval_games must be even (half as Black), got {self.eval_games}")
+        if self.games_per_update % 2:
+            raise ValueError(f"games_per_update must be even (half per colour), got {self.games_per_update}")
+        if not 0.0 <= self.dirichlet_fraction <= 1.0 or self.dirichlet_alpha <= 0:
+            raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
+        lib.az_config(self).validate()
+        check_divisible(self.games_per_update // 2)
+
+
+PRESETS = {
+    # 7x7: minutes on a 2-core CPU (measured in docs/hex_training.md)
+    "quick": Config(),
+    # the source's board and ten rounds, at a scale for one accelerator
+    "full": Config(board_size=11, phase1_rounds=2, phase1_simulations=400, updates_per_round=25,
+                   games_per_update=128, simulations=128, sgd_steps=64, batch_size=256,
+                   buffer_size=200_000, uct_simulations=1000, eval_games=100, elo_games=20),
+}
+
+
+def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
+    """Train, evaluate and write the run folder (``train.games.hex.train``)."""
+    return lib.train(config, stop_after_chunks=stop_after_chunks)
+
+
+@exit_on_user_error(PROG)
+def main(argv: Sequence[str] | None = None) -> dict:
+    _, config = parse(PRESETS, argv, prog=PROG)
+    summary = train(config)
+    print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95",
+                                              "final_elo", "rounds", "self_play_games", "seconds")})
+          + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
+    return summary
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
