@@ -140,20 +140,23 @@ for name in ("learning_curve", "tile_rates"):
 display(Markdown((run / "report.md").read_text().split("![")[0]))'''),
     md("## Watch the learned player (1-ply) play a game"),
     code('''import jax, jax.numpy as jnp
+import numpy as np
 from jaxgames.game2048 import board as B, render
-cfg = game2048.Config(**{k: v for k, v in json.loads((run / "config.json").read_text()).items()
-                         if k in game2048.Config.__dataclass_fields__})
-net = cfg.network()
-weights = game2048.load_tables(run / "tables.npz", net, cfg.variant)
+from jaxgames.game2048.ntuple import NTupleNetwork
+from jaxgames.game2048.tables import load_tables
+with np.load(run / "tables.npz") as saved:  # the network is described next to its weights
+    net = NTupleNetwork(patterns=tuple(map(tuple, saved["patterns"].tolist())), base=int(saved["base"]))
+    variant = str(saved["variant"])
+weights = load_tables(run / "tables.npz", net, variant)
 
 @jax.jit
 def move(board, key):
-    after, reward, legal = B.slide_all(board, cfg.variant)
+    after, reward, legal = B.slide_all(board, variant)
     q = jnp.where(legal, reward + net.value(weights, after), -jnp.inf)
     a = jnp.argmax(q)
-    return B.spawn(after[a], key, cfg.variant), legal.any()
+    return B.spawn(after[a], key, variant), legal.any()
 
-board, key, alive, n = B.initial_board(jax.random.key(0), cfg.variant), jax.random.key(1), True, 0
+board, key, alive, n = B.initial_board(jax.random.key(0), variant), jax.random.key(1), True, 0
 while alive and n < 20_000:
     key, k = jax.random.split(key)
     nxt, alive = move(board, k)
