@@ -73,7 +73,7 @@ def test_exact_tree_after_four_simulations():
     np.testing.assert_allclose(out.win_rates, [0] * 6 + [0.5, 0, 0])
     assert int(out.action) == 6
     np.testing.assert_allclose(out.value, 1.5 / 4)
-    # the selection caches: W/N and 1/sqrt(N) of every explored child, +inf unexplored legal
+    # the selection caches: W/N and 1/sqrt(N) of each explored child, -inf for illegal ones
     np.testing.assert_allclose(tree.children_win_rates[0, [6, 8]], [0.5, 0.0])
     np.testing.assert_allclose(tree.children_scale[0, [6, 8]], [1 / np.sqrt(3), 1.0], rtol=1e-6)
     assert np.isneginf(np.asarray(tree.children_win_rates[0, :6])).all()
