@@ -4,9 +4,9 @@ mctx glue for network-guided MCTS."""
 from jaxgames.search import expectimax, mcts, uct
 from jaxgames.search.expectimax import ExpectimaxGame, action_values, best_action, for_env
 from jaxgames.search.mcts import make_fns, mcts_policy
-from jaxgames.search.uct import UCTOutput, uct_policy, uct_search
+from jaxgames.search.uct import DEFAULT_EXPLORATION, UCTOutput, UCTTree, uct_policy, uct_search
 
 __all__ = [
-    "ExpectimaxGame", "UCTOutput", "action_values", "best_action", "expectimax", "for_env",
+    "DEFAULT_EXPLORATION", "ExpectimaxGame", "UCTOutput", "UCTTree", "action_values", "best_action", "expectimax", "for_env",
     "make_fns", "mcts", "mcts_policy", "uct", "uct_policy", "uct_search",
 ]

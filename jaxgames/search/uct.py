@@ -308,7 +308,7 @@ def _select(work: _Work, word: Array, exploration: float) -> tuple[Array, Array,
     # is uniform (the source's rule). Two plain reductions, max then min, over int32 keys:
     # XLA's CPU argmax is a slow two-operand reduction and its float max keeps NaN rules.
     bits = max(1, (num_actions - 1).bit_length())
-    shuffled = (_mix32(word[:, None] ^ (actions * jnp.uint32(0x9E3779B9))) << bits) | actions
+    shuffled = (rng.mix32(word[:, None] ^ (actions * jnp.uint32(0x9E3779B9))) << bits) | actions
     low = jnp.uint32((1 << bits) - 1)
     c2 = 2.0 * exploration * exploration  # C sqrt(2 ln N' / N) = sqrt(2 C^2 ln N') / sqrt(N)
 
@@ -398,15 +398,6 @@ _INF_ORDERED = int(np.float32(np.inf).view(np.int32))
 def _wins(returns: Array) -> Array:
     """float32 [..., P]: 1 for a positive return (a win), 1/2 for zero (a draw), else 0."""
     return jnp.where(returns > 0, 1.0, jnp.where(returns == 0, 0.5, 0.0)).astype(jnp.float32)
-
-
-def _mix32(x: Array) -> Array:
-    """A 32-bit integer hash (lowbias32, Wellons): equal inputs, equal outputs; else unrelated."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x7FEB352D)
-    x = x ^ (x >> 15)
-    x = x * jnp.uint32(0x846CA68B)
-    return x ^ (x >> 16)
 
 
 def _root_output(tree: UCTTree, states: State) -> UCTOutput:
