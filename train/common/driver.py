@@ -16,6 +16,7 @@ is saved with the carry and a resumed run stays exact.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from typing import Any, Callable, Mapping
@@ -91,8 +92,12 @@ class DriverResult:
     resumed_from: int | None = None        # the checkpoint step a resumed run started from
 
 
+@functools.lru_cache(maxsize=16)
 def make_chunk(update: Update, chunk_size: int) -> Callable[[Any, jax.Array, jax.Array], tuple[Any, Any]]:
-    """``chunk(carry, key, start) -> (carry, metrics[chunk_size, ...])``, jitted, carry donated."""
+    """``chunk(carry, key, start) -> (carry, metrics[chunk_size, ...])``, jitted, carry donated.
+
+    Cached per (update function, size): a pipeline that hands the same ``update`` object to
+    several runs of one process (a resume, a notebook re-run, the tests) compiles it once."""
 
     def chunk(carry, key, start):
         def body(c, i):
@@ -100,6 +105,19 @@ def make_chunk(update: Update, chunk_size: int) -> Callable[[Any, jax.Array, jax
         return jax.lax.scan(body, carry, start + jnp.arange(chunk_size, dtype=jnp.int32))
 
     return jax.jit(chunk, donate_argnums=0)
+
+
+def _uncommitted(tree):
+    """Restored single-device arrays as a fresh run has them: not committed to a device.
+
+    orbax hands back arrays committed to device 0; jit keys its cache on that, so every
+    function of the run (the chunk, the arenas) would compile once more after a resume."""
+    def one(x):
+        if isinstance(x, jax.Array) and len(x.sharding.device_set) == 1 and x.committed \
+                and not jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return jnp.asarray(np.asarray(x))
+        return x
+    return jax.tree_util.tree_map(one, tree)
 
 
 @jax.jit
@@ -129,7 +147,6 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
         else:
             step, carry, key = _restore(ck, carry, key)
             resumed_from = step
-    chunks = {}
     bar = tqdm(total=schedule.num_updates * display.units_per_update,
                initial=step * display.units_per_update, desc=display.desc,
                disable=not display.enabled, dynamic_ncols=True, unit_scale=True)
@@ -140,10 +157,8 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
     try:
         while step < schedule.num_updates:
             size = min(schedule.chunk_size, schedule.num_updates - step)
-            if size not in chunks:
-                chunks[size] = make_chunk(update, size)
             started = time.perf_counter()
-            carry, metrics = chunks[size](carry, key, jnp.int32(step))
+            carry, metrics = make_chunk(update, size)(carry, key, jnp.int32(step))
             jax.block_until_ready((carry, metrics))
             seconds = time.perf_counter() - started
             if not bool(_all_finite((carry, metrics))):
@@ -190,7 +205,7 @@ def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, j
     bulky = ck.bulky
     if bulky is None:
         step, carry, key, _ = ck.latest.restore(fresh, key)
-        return step, carry, key
+        return step, _uncommitted(carry), key
     step, rest, key, _ = ck.latest.restore(bulky.put(fresh, None), key)
     part = bulky.get(fresh)
     saved = bulky.checkpointer
@@ -204,7 +219,7 @@ def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, j
     else:
         print(f"resuming at update {step} with a fresh copy of the part not checkpointed",
               file=sys.stderr)
-    return step, bulky.put(rest, part), key
+    return step, _uncommitted(bulky.put(rest, part)), key
 
 
 def _fmt(metrics: Mapping[str, float]) -> str:

@@ -108,26 +108,27 @@ def _compiled(key_config):
                   if key_config.elo_games else None)
     recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
                 if key_config.sgf_games else None)
-    return env, learner, uct_arena, pool_arena, recorder, jax.jit(learner.init)
+    n_models = num_models(key_config)
+
+    def init(k):
+        m = n_models + 1
+        return {"az": learner.init(k), "points": jnp.zeros((m, m), jnp.float32),
+                "played": jnp.zeros((m, m), jnp.float32)}
+
+    def update(carry, k):  # one object per settings: the driver compiles its chunks once
+        az_carry, metrics = learner.update(carry["az"], k)
+        return {**carry, "az": az_carry}, metrics
+
+    return env, learner, uct_arena, pool_arena, recorder, jax.jit(init), update
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     start = time.time()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
                                                 for f in config.RUN_ONLY_FIELDS})
-    env, learner, uct_arena, pool_arena, recorder, learner_init = _compiled(key_config)
-    n_models = num_models(config)
+    env, learner, uct_arena, pool_arena, recorder, init, update = _compiled(key_config)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
-
-    def init(k):
-        m = n_models + 1
-        return {"az": learner_init(k), "points": jnp.zeros((m, m), jnp.float32),
-                "played": jnp.zeros((m, m), jnp.float32)}
-
-    def update(carry, k):
-        az_carry, metrics = learner.update(carry["az"], k)
-        return {**carry, "az": az_carry}, metrics
 
     units = config.games_per_update
     phase1_rounds = config.phase1_rounds if config.phase1 == "uct" else 0
