@@ -37,7 +37,7 @@ from train.algos.learner import Learner
 
 @dataclasses.dataclass(frozen=True)
 class TDConfig:
-    # the n-tuple network (e.g. jaxgames.game2048.NTupleNetwork): ``indices(boards)``,
+    # the n-tuple network (the 2048 package has one): ``indices(boards)``,
     # ``value(weights, boards)``, ``init_weights(v)``, ``num_features``
     network: Any
     num_games: int = 1024          # games advanced in parallel
