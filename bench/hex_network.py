@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from bench.timing import best_seconds
 from jaxgames.hex import network as N
 
 
@@ -35,16 +35,6 @@ def _positions(n: int, shape: tuple, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     cells = rng.integers(0, 3, size=shape + (n, n))
     return np.stack([cells == 1, cells == 2], axis=-1)
-
-
-def _best(fn, args, repeats: int) -> float:
-    jax.block_until_ready(fn(*args))
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -83,8 +73,8 @@ def main(argv: list[str] | None = None) -> dict:
     rows = {}
     for b in batches:
         obs = _positions(n, (args.calls, b), seed=b)
-        t_scan = _best(scanned, (params, obs), args.repeats) / args.calls
-        t_call = _best(call, (params, obs[0]), args.repeats)
+        t_scan = best_seconds(scanned, params, obs, repeats=args.repeats) / args.calls
+        t_call = best_seconds(call, params, obs[0], repeats=args.repeats)
         rows[b] = {"scan_evals_per_s": b / t_scan, "call_evals_per_s": b / t_call}
 
     dev = jax.devices()[0]

@@ -12,24 +12,13 @@ ratio: the share of the bound that search, rules and data movement leave to the 
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
-import jax.numpy as jnp
 
 import jaxgames
+from bench.timing import best_seconds
 from jaxgames.hex import network
 from jaxgames.search import mcts
-
-
-def best_seconds(fn, *args, repeats: int = 3) -> float:
-    jax.block_until_ready(fn(*args))
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main(argv=None) -> None:

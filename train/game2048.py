@@ -118,9 +118,8 @@ PRESETS = {
 }
 
 
-def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
-    """Train, evaluate and write the run folder (``train.games.game2048.train``)."""
-    return lib.train(config, stop_after_chunks=stop_after_chunks)
+#: train, evaluate and write the run folder (the run lives in train/games/game2048.py)
+train = lib.train
 
 
 @exit_on_user_error(PROG)

@@ -89,9 +89,9 @@ class Config(RunConfig):
             raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
         if self.search not in KINDS:
             raise ValueError(f"search must be one of {', '.join(KINDS)}, got {self.search!r}")
-        for name in ("phase1_simulations", "rounds", "updates_per_round", "games_per_update",
-                     "simulations", "sgd_steps", "batch_size", "buffer_size", "uct_simulations",
-                     "eval_games", "phase1_rounds"):
+        # the learner's own fields (games, SGD, buffer, loss) are checked by AZConfig.validate
+        for name in ("phase1_simulations", "rounds", "updates_per_round", "simulations",
+                     "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("elo_games", "sgf_games"):
@@ -99,8 +99,6 @@ class Config(RunConfig):
                 raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
         if self.eval_games % 2:
             raise ValueError(f"eval_games must be even (half as Black), got {self.eval_games}")
-        if self.games_per_update % 2:
-            raise ValueError(f"games_per_update must be even (half per colour), got {self.games_per_update}")
         if not 0.0 <= self.dirichlet_fraction <= 1.0 or self.dirichlet_alpha <= 0:
             raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
         lib.az_config(self).validate()
@@ -117,9 +115,8 @@ PRESETS = {
 }
 
 
-def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
-    """Train, evaluate and write the run folder (``train.games.hex.train``)."""
-    return lib.train(config, stop_after_chunks=stop_after_chunks)
+#: train, evaluate and write the run folder (the run lives in train/games/hex.py)
+train = lib.train
 
 
 @exit_on_user_error(PROG)
