@@ -35,7 +35,13 @@ and the pipelines use::
 
     apply(params, obs) -> (logits float32 [B, n*n + 1], value float32 [B])
 
-``logits`` are over the env's actions (cells, then the swap); ``value`` = 2 p - 1 in [-1, 1]
+The adapter shows the network each position from the mover's side (``mover_frame=True``, the
+default): for White to move the board is transposed, which maps the Hex grid onto itself and
+turns White's left-right task into Black's top-bottom one, and the cell logits are transposed
+back. The source's two input planes (the mover's stones, the opponent's) do not say which
+edges the mover joins; without the transpose the network would have to infer the colour from
+the stone counts and learn every pattern twice. ``logits`` are over the env's actions (cells,
+then the swap); ``value`` = 2 p - 1 in [-1, 1]
 (p the mover's win probability; equal to ``tanh(value_logit / 2)``). The source's network has
 no swap output, so its swap logit is a constant chosen to give the swap exactly the uniform
 share ``1 / (n*n + 1)`` of the prior: ``logsumexp(cell logits) - log(n*n)``; the cells keep the
@@ -134,21 +140,21 @@ class ResNet(nn.Module):
 
 
 class Network(NamedTuple):
-    """What :func:`make` returns; unpacks as ``module, init, apply = make(...)``.
+    """What :func:`make` returns; unpacks as ``module, init, apply, raw = make(...)``.
 
     module: the flax module; ``module.apply(params, obs [B, n, n, 2])`` gives
-        ``(policy logits [B, n*n] (source) or [B, n*n + 1] (resnet), value logit [B])``.
+        ``(policy logits [B, n*n] (source) or [B, n*n + 1] (resnet), value logit [B])`` in the
+        frame it is shown (the mover's, see :func:`to_mover_frame`).
     init:   ``init(key) -> params`` (the flax variables dict ``{"params": ...}``).
     apply:  ``apply(params, obs) -> (logits float32 [B, n*n + 1], value float32 [B] in [-1, 1])``.
+    raw:    ``raw(params, obs) -> (policy logits, value logit)``: the module's outputs for the
+        board as it is (the mover frame applied and undone), batched or not.
     """
 
     module: nn.Module
     init: Callable[[Array], Any]
     apply: Callable[[Any, Array], tuple[Array, Array]]
-
-    def raw(self, params: Any, obs: Array) -> tuple[Array, Array]:
-        """``(policy logits, value logit)`` as the module gives them (batched or not)."""
-        return _batched_call(lambda o: self.module.apply(params, o), obs)
+    raw: Callable[[Any, Array], tuple[Array, Array]]
 
     def value_prob(self, params: Any, obs: Array) -> Array:
         """float32 [B]: the mover's win probability (the source's sigmoid output, for its
@@ -179,8 +185,36 @@ def uniform_swap_logit(cell_logits: Array) -> Array:
     return jax.nn.logsumexp(cell_logits, axis=-1) - jnp.log(jnp.float32(cell_logits.shape[-1]))
 
 
-def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Network:
+def mover_is_white(obs: Array) -> Array:
+    """bool [B]: White is to move in ``obs`` [B, n, n, 2] (the mover's stones, the opponent's).
+
+    Black moves first, so the mover has as many stones as the opponent when Black is to move
+    and one fewer when White is. Exact for games without the swap (pie) rule: after a swap
+    the counts read the other way round.
+    """
+    mine = jnp.sum(obs[..., 0].astype(jnp.int32), axis=(-2, -1))
+    theirs = jnp.sum(obs[..., 1].astype(jnp.int32), axis=(-2, -1))
+    return mine < theirs
+
+
+def to_mover_frame(obs: Array, white: Array) -> Array:
+    """``obs`` [B, n, n, 2] transposed where ``white``: the board as if the mover were Black.
+
+    The transpose (r, c) -> (c, r) maps the Hex grid onto itself (the six neighbour
+    directions onto each other) and swaps the edge pairs, so in this frame every mover joins
+    top and bottom. It is its own inverse; :func:`make` applies it to the cell logits too.
+    """
+    return jnp.where(white[:, None, None, None], jnp.swapaxes(obs, 1, 2), obs)
+
+
+def make(board_size: int = 11, *, kind: str = "source", mover_frame: bool = True,
+         **kwargs: Any) -> Network:
     """The network for an n x n board and its adapter (see the module docstring).
+
+    mover_frame: show the network every position from the mover's side, so the same weights
+        serve both colours (:func:`to_mover_frame`; the mover's colour from the stone counts,
+        :func:`mover_is_white`, so not for games with the swap rule). With False the network
+        sees the board as it is and must tell the colours apart from the counts itself.
 
     kind: ``"source"`` (the paper's network; kwargs ``filters``, ``hidden``) or ``"resnet"``
         (kwargs ``blocks`` (6), ``channels`` (64), ``value_hidden`` (128)).
@@ -199,10 +233,18 @@ def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Networ
     def init(key: Array) -> Any:
         return _glorot_init(key, shapes)
 
-    def forward(params: Any, obs: Array) -> tuple[Array, Array]:
+    def module_outputs(params: Any, obs: Array) -> tuple[Array, Array]:
         if obs.shape[-3:] != (n, n, 2):
             raise ValueError(f"a {n}x{n} hex network takes [B, {n}, {n}, 2] observations, got {obs.shape}")
-        policy_logits, value_logit = module.apply(params, obs)
+        if not mover_frame:
+            return module.apply(params, obs)
+        white = mover_is_white(obs)
+        policy_logits, value_logit = module.apply(params, to_mover_frame(obs, white))
+        cells = to_mover_frame(policy_logits[:, :n * n].reshape(-1, n, n, 1), white)
+        return jnp.concatenate([cells.reshape(-1, n * n), policy_logits[:, n * n:]], axis=-1), value_logit
+
+    def forward(params: Any, obs: Array) -> tuple[Array, Array]:
+        policy_logits, value_logit = module_outputs(params, obs)
         policy_logits = policy_logits.astype(jnp.float32)
         if policy_logits.shape[-1] == n * n:
             swap = uniform_swap_logit(policy_logits)
@@ -213,7 +255,10 @@ def make(board_size: int = 11, *, kind: str = "source", **kwargs: Any) -> Networ
     def apply(params: Any, obs: Array) -> tuple[Array, Array]:
         return _batched_call(lambda o: forward(params, o), obs)
 
-    return Network(module=module, init=init, apply=apply)
+    def raw(params: Any, obs: Array) -> tuple[Array, Array]:
+        return _batched_call(lambda o: module_outputs(params, o), obs)
+
+    return Network(module=module, init=init, apply=apply, raw=raw)
 
 
 def _glorot_init(key: Array, shapes: Any) -> Any:
@@ -257,6 +302,8 @@ __all__ = [
     "conv_sizes",
     "flops_per_eval",
     "make",
+    "mover_is_white",
     "num_params",
+    "to_mover_frame",
     "uniform_swap_logit",
 ]

@@ -83,6 +83,7 @@ import jax.numpy as jnp
 import mctx
 
 from jaxgames.core import Env, State
+from jaxgames.search import batched_mctx
 
 Array = jax.Array
 ApplyFn = Callable[[Any, Any], tuple[Array, Array]]
@@ -253,14 +254,14 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
     invalid = ~legal
 
     if kind == "muzero":
-        out = mctx.muzero_policy(
+        out = batched_mctx.muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, qtransform=masked_qtransform,
             dirichlet_fraction=_as_float(dirichlet_fraction), dirichlet_alpha=_as_float(dirichlet_alpha),
             pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature)
         return out
     if kind == "gumbel":
-        return mctx.gumbel_muzero_policy(
+        return batched_mctx.gumbel_muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, max_num_considered_actions=max_num_considered_actions,
             gumbel_scale=gumbel_scale)
@@ -270,7 +271,7 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
         root = root.replace(prior_logits=_dirichlet(
             noise_key, root.prior_logits, legal, dirichlet_fraction, dirichlet_alpha))
     select = functools.partial(source_action_selection, eta=eta, unvisited_q=unvisited_q)
-    tree = mctx.search(
+    tree = batched_mctx.search(
         params, search_key, root=root, recurrent_fn=recurrent_fn,
         root_action_selection_fn=functools.partial(select, depth=0),
         interior_action_selection_fn=select, num_simulations=num_simulations,

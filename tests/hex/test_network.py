@@ -148,3 +148,25 @@ def test_flops_estimate():
     # multiply-adds of the 11x11 network, counted by hand from Fig. 5
     macs = 81 * 32 * 18 + 49 * 64 * 288 + 25 * 64 * 576 + 9 * 96 * 576 + 864 * 128 + 128 * 122
     assert N.flops_per_eval(11) == 2 * macs
+
+
+def test_mover_frame_shows_white_the_board_transposed():
+    """White to move: the module sees the transposed board (White's left-right task as
+    top-bottom) and the cell logits come back transposed; Black to move: the board as is."""
+    n = 5
+    net, params, apply = _net(n)
+    obs = _observations(n, 12, seed=2)
+    white = obs[..., 0].sum((1, 2)) < obs[..., 1].sum((1, 2))
+    assert white.any() and (~white).any()
+    np.testing.assert_array_equal(N.mover_is_white(jnp.asarray(obs)), white)
+    logits, value = apply(params, obs)
+    seen = np.where(white[:, None, None, None], obs.swapaxes(1, 2), obs)
+    raw_cells, raw_value = net.module.apply(params, jnp.asarray(seen, jnp.float32))
+    cells = np.asarray(raw_cells).reshape(-1, n, n)
+    cells = np.where(white[:, None, None], cells.swapaxes(1, 2), cells).reshape(-1, n * n)
+    np.testing.assert_allclose(logits[:, : n * n], cells, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(value, np.tanh(0.5 * np.asarray(raw_value)), rtol=1e-5, atol=1e-6)
+    # the same position for White, and for Black with the board transposed, look the same
+    plain = N.make(n, mover_frame=False)
+    _, value_plain = plain.apply(params, seen)
+    np.testing.assert_allclose(value, value_plain, rtol=1e-5, atol=1e-6)
