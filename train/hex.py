@@ -51,11 +51,15 @@ class Config(RunConfig):
     """Games per update, half with each colour (a multiple of 2 x the device count)."""
     simulations: int = 32
     """Search simulations per move of the agent (self-play and evaluation)."""
+    eval_simulations: int = 0
+    """Simulations per move of the agent in evaluation games (0: as in self-play)."""
     search: str = "muzero"
     """Search: muzero (AlphaZero PUCT), gumbel or source (the paper's eqs. (5)-(7))."""
     dirichlet_fraction: float = 0.25
     """Root noise in self-play (0 = none)."""
     dirichlet_alpha: float = 0.3
+    sample_moves: int = 8
+    """Self-play moves played by sampling the search's action; later moves play its best."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
@@ -74,6 +78,9 @@ class Config(RunConfig):
     """Simulations of the plain-UCT opponent of the evaluation."""
     eval_games: int = 20
     """Evaluation games against UCT after every round, half as Black (the source: 20)."""
+    final_eval_games: int = 200
+    """Games against UCT at the end, half as Black: the summary's win rate (0: the last
+    round's evaluation)."""
     elo_games: int = 4
     """Games of the newest model against each pool model after every round (0 = none)."""
     sgf_games: int = 4
@@ -94,7 +101,9 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("elo_games", "sgf_games"):
+        if self.eval_simulations < 0:
+            raise ValueError(f"eval_simulations must be >= 0, got {self.eval_simulations}")
+        for name in ("elo_games", "sgf_games", "final_eval_games"):
             if getattr(self, name) < 0 or getattr(self, name) % 2:
                 raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
         if self.eval_games % 2:

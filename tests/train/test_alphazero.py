@@ -196,3 +196,19 @@ def test_four_devices_match_one():
     assert one["devices"] == 1 and four["devices"] == 4
     np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4)
     np.testing.assert_allclose(four["wp"], one["wp"], rtol=1e-4, atol=1e-5)
+
+
+def test_sample_moves_zero_plays_the_search_policy_greedily():
+    """After ``sample_moves`` moves the search's most likely action is played: with 0, and the
+    newest model against itself (the pool holds only it), every game is the same game."""
+    def unique_positions(sample_moves):
+        learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sample_moves=sample_moves),
+                          ENV, (INIT, APPLY), one_ply)
+        carry, m = jax.jit(learner.update)(learner.init(jax.random.key(0)), jax.random.key(1))
+        obs = np.asarray(carry.replay.data.obs)[:int(carry.replay.size)]
+        return int(m["positions"]), len(np.unique(obs.reshape(len(obs), -1), axis=0))
+
+    positions, unique = unique_positions(0)
+    assert positions % CFG.games_per_update == 0 and unique == positions // CFG.games_per_update
+    positions, unique = unique_positions(1000)
+    assert unique > positions // CFG.games_per_update

@@ -103,8 +103,14 @@ class AZConfig:
     scratch (the first pool model is the initial network)."""
     pool_capacity: int = 32
     """Models the pool keeps (the oldest is replaced when full)."""
+    sample_moves: int = 1_000_000
+    """Self-play moves (counted by ``step_count``) that play the search's sampled action; later
+    ones play the search policy's most likely action (AlphaZero: 30 moves of Go). The
+    default samples every move."""
 
     def validate(self) -> None:
+        if self.sample_moves < 0:
+            raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
         for name in ("max_moves", "games_per_update", "sgd_steps", "batch_size", "buffer_size",
                      "pool_capacity"):
             if getattr(self, name) < 1:
@@ -307,6 +313,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                 .at[old_idx].set(out_old.action.astype(jnp.int32))
             policy = jnp.zeros((G, A), jnp.float32).at[new_idx].set(out_new.action_weights) \
                 .at[old_idx].set(out_old.action_weights)
+            best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
+            actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
             return actions, policy, misrouted.astype(jnp.int32)
 
         rows, valid, returns, ended, misrouted = finish(start(k0), k1, moves)

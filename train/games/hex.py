@@ -42,7 +42,7 @@ def az_config(config) -> az.AZConfig:
         batch_size=config.batch_size, buffer_size=config.buffer_size,
         learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
-        pool_capacity=num_models(config))
+        pool_capacity=num_models(config), sample_moves=config.sample_moves)
 
 
 def num_models(config) -> int:
@@ -56,6 +56,11 @@ def num_rounds(config) -> int:
     return (config.phase1_rounds if config.phase1 == "uct" else 0) + config.rounds
 
 
+def eval_simulations(config) -> int:
+    """Simulations of the agent in evaluation games (0 in the config: as in self-play)."""
+    return config.eval_simulations or config.simulations
+
+
 def build(config):
     """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
     env = jaxgames.make("hex", board_size=config.board_size)
@@ -66,7 +71,7 @@ def build(config):
     learner = az.make(az_config(config), env, (net.init, net.apply), search,
                       symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
                       phase1_simulations=config.phase1_simulations)
-    agent = mcts.mcts_policy(env, net.apply, num_simulations=config.simulations, kind=config.search)
+    agent = mcts.mcts_policy(env, net.apply, num_simulations=eval_simulations(config), kind=config.search)
     uct = uct_policy(env, num_simulations=config.uct_simulations)
     return env, net, learner, agent, uct
 
@@ -104,6 +109,8 @@ def _compiled(key_config):
     fields that change results): the learner, the arenas and the game recorder."""
     env, net, learner, agent, uct = build(key_config)
     uct_arena = arena_lib.Arena(env, [agent, uct], num_games=key_config.eval_games)
+    final_arena = (arena_lib.Arena(env, [agent, uct], num_games=key_config.final_eval_games)
+                   if key_config.final_eval_games else uct_arena)
     pool_arena = (arena_lib.Arena(env, [agent, agent], num_games=key_config.elo_games)
                   if key_config.elo_games else None)
     recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
@@ -119,14 +126,23 @@ def _compiled(key_config):
         az_carry, metrics = learner.update(carry["az"], k)
         return {**carry, "az": az_carry}, metrics
 
-    return env, learner, uct_arena, pool_arena, recorder, jax.jit(init), update
+    return env, learner, (uct_arena, final_arena), pool_arena, recorder, jax.jit(init), update
+
+
+def versus_uct(res) -> dict:
+    """The agent's results against plain UCT (policy 0 of the arena result ``res``): its win
+    rate with a 95% interval, and per colour."""
+    rate, ci = res.win_rate(0)
+    return {"win_rate_vs_uct": rate, "win_rate_vs_uct_ci95": ci,
+            "win_rate_as_black": float(res.seat_mean[0, 0] + 1) / 2,
+            "win_rate_as_white": float(res.seat_mean[0, 1] + 1) / 2}
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     start = time.time()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
                                                 for f in config.RUN_ONLY_FIELDS})
-    env, learner, uct_arena, pool_arena, recorder, init, update = _compiled(key_config)
+    env, learner, (uct_arena, final_arena), pool_arena, recorder, init, update = _compiled(key_config)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
 
@@ -139,7 +155,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         def on_chunk(step, carry, m, seconds):
             m = jax.tree_util.tree_map(np.asarray, m)
             res = uct_arena([carry["az"].params, None], jax.random.fold_in(eval_key, step))
-            rate, ci = res.win_rate(0)
+            rate, _ = res.win_rate(0)
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
             row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
                    "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
@@ -148,10 +164,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                    "self_play_score": float(m["newest_score"][m["phase"] == 2].mean())
                    if (m["phase"] == 2).any() else None,
                    "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
-                   "win_rate_vs_uct": rate, "win_rate_vs_uct_ci95": ci,
-                   "win_rate_as_black": float(res.seat_mean[0, 0] + 1) / 2,
-                   "win_rate_as_white": float(res.seat_mean[0, 1] + 1) / 2,
-                   "seconds": seconds}
+                   **versus_uct(res), "seconds": seconds}
             pending[step] = (row, res)
             return {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": rate}
 
@@ -202,6 +215,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             return {}
         rows = rundir.metrics()
         last = rows[-1]
+        final = versus_uct(final_arena([result.carry["az"].params, None],
+                                       jax.random.fold_in(eval_key, 2**31 - 2)))
         ratings = elo_list(np.asarray(result.carry["points"]), np.asarray(result.carry["played"]))
         if config.sgf_games:
             actions = np.asarray(recorder([result.carry["az"].params, None],
@@ -214,12 +229,12 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                               {"PB": black, "PW": white})
                 (sgf_dir / f"game{i + 1}.sgf").write_text(text + "\n")
         summary = {
-            "board_size": config.board_size, "win_rate_vs_uct": last["win_rate_vs_uct"],
-            "win_rate_vs_uct_ci95": last["win_rate_vs_uct_ci95"],
-            "win_rate_vs_uct_low": max(0.0, last["win_rate_vs_uct"] - last["win_rate_vs_uct_ci95"]),
-            "win_rate_vs_uct_high": min(1.0, last["win_rate_vs_uct"] + last["win_rate_vs_uct_ci95"]),
-            "uct_simulations": config.uct_simulations, "agent_simulations": config.simulations,
-            "eval_games": config.eval_games, "rounds": num_rounds(config),
+            "board_size": config.board_size, **final,
+            "win_rate_vs_uct_low": max(0.0, final["win_rate_vs_uct"] - final["win_rate_vs_uct_ci95"]),
+            "win_rate_vs_uct_high": min(1.0, final["win_rate_vs_uct"] + final["win_rate_vs_uct_ci95"]),
+            "uct_simulations": config.uct_simulations, "agent_simulations": eval_simulations(config),
+            "eval_games": config.final_eval_games or config.eval_games,
+            "round_eval_games": config.eval_games, "rounds": num_rounds(config),
             "self_play_rounds": config.rounds,
             "self_play_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 2),
             "phase1_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 1),
@@ -279,12 +294,14 @@ def report(config, summary, rows, ratings) -> str:
         f"{config.rounds} rounds of self-play ({config.games_per_update} games per update, "
         f"{config.updates_per_round} updates per round, {config.simulations} {config.search} "
         f"simulations per move) against a model drawn from the pool. After every round the "
-        f"newest model ({config.simulations} simulations, no noise) plays {config.eval_games} "
+        f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
         f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
         f"Elo list also counts {config.elo_games} games against each pool model (UCT = 0). "
         f"Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
-        f"Final win rate against UCT: **{summary['win_rate_vs_uct']:.0%}** "
-        f"(95% interval {summary['win_rate_vs_uct_low']:.0%} to {summary['win_rate_vs_uct_high']:.0%}). "
+        f"Final win rate against UCT over {summary['eval_games']} games: "
+        f"**{summary['win_rate_vs_uct']:.0%}** (95% interval {summary['win_rate_vs_uct_low']:.0%} "
+        f"to {summary['win_rate_vs_uct_high']:.0%}; {summary['win_rate_as_black']:.0%} as Black, "
+        f"{summary['win_rate_as_white']:.0%} as White). "
         f"The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
         + markdown_table(["round", "phase", "vs UCT", "as Black / White", "Elo", "loss",
                           "value loss", "policy loss"], table)
