@@ -166,7 +166,92 @@ print(f"{n - 1} moves")
 display(SVG(render.render_svg(board)))'''),
 ]
 
-NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048}
+HEX = [
+    md("# Hex: a policy-value network + MCTS trained by self-play, all in JAX\n\n"
+       "The source's CNN and tree search (Zhang, Meng & Yang 2020) on `mctx`: phase 1 learns from "
+       "random games labelled by plain UCT, then rounds of self-play of the newest model against "
+       "one drawn from a pool of its past versions; after every round it plays plain UCT. Then "
+       "you play it. Rules: `docs/rules/hex.md`; the pipeline: `docs/hex_training.md`."),
+    code(INSTALL),
+    code(RUNS_DIR),
+    md("## Train\nThe `quick` preset: a 7x7 board, 1 phase-1 round and 10 self-play rounds (about "
+       "7 minutes on a 2-core CPU, less on a GPU runtime). `JAXGAMES_NOTEBOOK_ARGS` adds flags of "
+       "`python -m train.hex` (e.g. `--board-size 5 --rounds 3`); `JAXGAMES_HEX_RUN` skips the "
+       "training and plays a run trained earlier (its folder, `runs/hex/<run>`)."),
+    code('''import time
+from train import hex as hex_train
+from jaxgames.hex.agent import AgentError, load_agent
+EXTRA = os.environ.get("JAXGAMES_NOTEBOOK_ARGS", "").split()
+if os.environ.get("JAXGAMES_HEX_RUN"):
+    RUN = pathlib.Path(os.environ["JAXGAMES_HEX_RUN"])
+    try:  # a folder that is not a finished Hex run stops here with the reason
+        print("playing the run in", RUN, "(no training):", load_agent(RUN).name)
+    except AgentError as e:
+        raise SystemExit(f"JAXGAMES_HEX_RUN: {e}")
+else:
+    RUN_NAME = f"colab-{int(time.time())}"
+    summary = hex_train.main(["--runs-dir", str(RUNS_DIR), "--run-name", RUN_NAME, "--no-progress"] + EXTRA)
+    RUN = RUNS_DIR / "hex" / RUN_NAME'''),
+    md("## Win rate against plain UCT after every round (the source's figure 7), and the losses"),
+    code('''from IPython.display import Image, Markdown, SVG, display
+for name in ("win_rate", "losses"):
+    if (RUN / "plots" / f"{name}.png").is_file():
+        display(Image(filename=str(RUN / "plots" / f"{name}.png")))
+if (RUN / "report.md").is_file():
+    display(Markdown((RUN / "report.md").read_text().split("![")[0]))'''),
+    md("## A game: the agent (Black) against plain UCT\nThe agent searches as in the run's evaluation "
+       "(its `eval_simulations`, else `simulations`); UCT with the run's `uct_simulations`. The run "
+       "also saved its last games against UCT as SGF in `sgf/` (HexGui's format)."),
+    code('''import jax, jax.numpy as jnp
+import numpy as np
+from jaxgames.hex import from_cell_name, render_svg, to_cell_name
+from jaxgames.search.uct import uct_policy
+agent = load_agent(RUN)                 # config.json + the parameters in best/
+env, n = agent.env, agent.board_size
+uct_sims = json.loads((RUN / "config.json").read_text())["uct_simulations"]
+uct = jax.jit(uct_policy(env, num_simulations=uct_sims))
+step = jax.jit(env.step)
+state, moves, key = env.init(jax.random.key(0)), [], jax.random.key(1)
+while not bool(state.terminated):
+    key, k = jax.random.split(key)
+    action = agent.act(state, k) if int(state.current_player) == 0 else int(uct(None, state, k))
+    moves.append(to_cell_name(action, n))
+    state = step(state, jnp.int32(action))
+winner = ["the agent (Black)", f"UCT-{uct_sims} (White)"][int(np.argmax(state.rewards))]
+print(f"{agent.name} vs UCT-{uct_sims}: {' '.join(moves)}; {winner} wins")
+display(SVG(render_svg(state)))'''),
+    md("## Play the agent\nYou are Black (top to bottom), the agent White. `MY_MOVES` are your moves, "
+       "cells such as `d4` (column letter, row number; a1 is the top-left); edit them and run the "
+       "cell again. In a terminal: `python -m jaxgames.hex.play --opponent agent --checkpoint "
+       "runs/hex/<run>`."),
+    code('''print("playing", agent.name)
+centre = to_cell_name((n // 2) * (n + 1), n)
+MY_MOVES = [centre, "b2", "c3", "a1"]   # yours, as Black
+
+state = env.init(jax.random.key(0))
+for cell in MY_MOVES:
+    if bool(state.terminated):
+        break
+    try:
+        action = from_cell_name(cell, n)
+    except ValueError as e:
+        print(e); continue
+    if not bool(state.legal_action_mask[action]):
+        print(f"{cell} is taken; next"); continue
+    state = step(state, jnp.int32(action))
+    reply = None if bool(state.terminated) else agent.act(state)
+    if reply is not None:
+        state = step(state, jnp.int32(reply))
+    print(f"you {cell}" + ("" if reply is None else f", agent {to_cell_name(reply, n)}"))
+if bool(state.terminated):
+    print("game over:", ["Black (you)", "White (the agent)"][int(np.argmax(state.rewards))], "wins")
+else:
+    _, value = agent.network.apply(agent.params, state.observation)
+    print(f"your move; the agent's network gives you {float(value + 1) / 2:.0%} to win from here")
+display(SVG(render_svg(state)))'''),
+]
+
+NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048, "hex.ipynb": HEX}
 
 
 def build(cells) -> dict:

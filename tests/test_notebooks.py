@@ -20,6 +20,10 @@ TINY = {
     "game2048.ipynb": {"JAXGAMES_NOTEBOOK_MOVES": "16000", "JAXGAMES_NOTEBOOK_ARGS":
                        "--patterns 0,1,2,3,4,5 --num-games 16 --updates-per-chunk 500 "
                        "--eval-games 8 --final-games 8 --final-games-deep 2"},
+    "hex.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
+                  "--board-size 3 --phase1 none --rounds 1 --updates-per-round 1 --games-per-update 2 "
+                  "--simulations 2 --sgd-steps 1 --batch-size 4 --buffer-size 64 --uct-simulations 2 "
+                  "--eval-games 2 --elo-games 0 --sgf-games 0"},
 }
 
 
@@ -44,6 +48,13 @@ def test_notebook_runs(name, tmp_path):
               if "image/png" in o.get("data", {})]
     assert images, "the notebook showed no plot"
     assert list((tmp_path / "runs").glob("*/*/summary.json"))
+    if name == "hex.ipynb":  # a game against UCT drawn, and the position after playing the agent
+        svgs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                if "image/svg+xml" in o.get("data", {})]
+        assert len(svgs) == 2
+        text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                       for o in c.get("outputs", []))
+        assert "vs UCT-2: " in text and "playing agent colab-" in text and "you b2" in text
 
 
 def test_notebook_with_unwritable_runs_dir_fails_clearly(tmp_path):
@@ -52,6 +63,13 @@ def test_notebook_with_unwritable_runs_dir_fails_clearly(tmp_path):
     with pytest.raises(CellExecutionError, match="not writable"):
         run_notebook("ten_half.ipynb", tmp_path,
                      {**TINY["ten_half.ipynb"], "JAXGAMES_RUNS_DIR": str(blocker / "runs")})
+
+
+def test_hex_notebook_with_a_wrong_run_folder_fails_clearly(tmp_path):
+    with pytest.raises(CellExecutionError, match="JAXGAMES_HEX_RUN: .*nowhere: no such run folder"):
+        run_notebook("hex.ipynb", tmp_path, {"JAXGAMES_RUNS_DIR": str(tmp_path / "runs"),
+                                             "JAXGAMES_HEX_RUN": str(tmp_path / "nowhere")})
+    assert not list((tmp_path / "runs").glob("hex/*"))  # nothing trained
 
 
 # -- the install cell (no kernel needed) --------------------------------------------------------

@@ -1,6 +1,15 @@
 """Play Hex in the terminal against the computer.
 
     python -m jaxgames.hex.play --opponent uct --simulations 1000 --board-size 11
+    python -m jaxgames.hex.play --opponent agent --checkpoint runs/hex/quick-seed0
+
+The computer is plain UCT (``--opponent uct``, the default) or the trained agent of a
+``python -m train.hex`` run (``--opponent agent --checkpoint runs/hex/<run>``:
+:func:`jaxgames.hex.agent.load_agent` reads the run's config.json and its best parameters; the
+board size comes from the run, ``--simulations`` defaults to the run's evaluation setting, and
+the swap rule is not available, the agent being trained without it). A run folder that cannot
+be used (missing, not a Hex run, no checkpoint, damaged files) ends with one line and exit
+status 2.
 
 Type a cell (``f6``) to play there, ``undo`` to take back your last move and the computer's
 reply, ``swap`` to use the pie rule (``--swap``; White's first move only), ``help``, ``quit``.
@@ -11,9 +20,10 @@ ends (Ctrl-D). Rules: docs/rules/hex.md ("Playing against the computer").
 The logic is importable: :func:`play` (or :class:`Session`) takes any iterable of input
 lines and writes to any text stream; :func:`main` is the thin command line around it.
 
-Opponents are named in :data:`OPPONENTS`: a factory ``(env, settings) -> Opponent`` each,
-where an :class:`Opponent` holds an arena policy ``policy(params, state, key) -> action`` and
-its params. Adding one (the trained agent of a run folder) is one factory there.
+Opponents are named in :data:`OPPONENTS`: a factory ``settings -> Opponent`` each, where an
+:class:`Opponent` holds an arena policy ``policy(params, state, key) -> action``, its params
+and the board size it plays on (the settings' ``board_size``, or its own: a trained agent
+plays the board of its run).
 """
 
 from __future__ import annotations
@@ -34,12 +44,15 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames.hex.agent import AgentError, load_agent
 from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name, to_cell_name
 from jaxgames.hex.render import render_text
 from jaxgames.hex.sgf import SWAP_NAME, to_sgf
 from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
 
 PROG = "python -m jaxgames.hex.play"
+DEFAULT_SIZE = 11
+DEFAULT_UCT_SIMULATIONS = 1000
 COLOURS = ("black", "white")
 _COLOUR_NAME = {BLACK: "Black", WHITE: "White"}
 _STONE = {BLACK: "X", WHITE: "O"}
@@ -66,12 +79,12 @@ class OpponentUnavailable(Exception):
 class Settings:
     """One game's options (the command line's flags)."""
 
-    board_size: int = 11
+    board_size: int | None = None        # None: 11 against UCT, the run's against an agent
     swap: bool = False
     human_colour: str = "black"          # "black" (moves first) or "white"
     opponent: str = "uct"                # a key of OPPONENTS
-    simulations: int = 1000              # UCT simulations per computer move
-    exploration: float = DEFAULT_EXPLORATION
+    simulations: int | None = None       # per computer move; None: 1000 (UCT), the run's (agent)
+    exploration: float = DEFAULT_EXPLORATION  # UCT's exploration constant
     checkpoint: str | None = None        # run folder of a trained agent (--opponent agent)
     seed: int = 0                        # the computer's randomness
     sgf: str | None = None               # where the record goes; None: hex-<time>.sgf here
@@ -83,34 +96,55 @@ class Settings:
 
 @dataclasses.dataclass(frozen=True)
 class Opponent:
-    """A computer player: an arena policy, jitted once, and its parameters."""
+    """A computer player: an arena policy, jitted once, its parameters and its board."""
 
     name: str                     # shown to the person and written to the SGF
     policy: Callable[..., Any]    # jitted ``policy(params, state, key) -> int32 []``
     params: Any = None
+    board_size: int = DEFAULT_SIZE  # the board it plays on (n x n, no swap unless settings say)
 
 
-def uct_opponent(env, settings: Settings) -> Opponent:
-    """Plain UCT (``jaxgames.search.uct``) with ``settings.simulations`` simulations."""
-    return _uct_opponent(env, int(settings.simulations), float(settings.exploration))
+def uct_opponent(settings: Settings) -> Opponent:
+    """Plain UCT (``jaxgames.search.uct``) with ``settings.simulations`` simulations (default
+    1000) on ``settings.board_size`` (default 11)."""
+    n = DEFAULT_SIZE if settings.board_size is None else int(settings.board_size)
+    sims = DEFAULT_UCT_SIMULATIONS if settings.simulations is None else int(settings.simulations)
+    return _uct_opponent(_env(n, settings.swap), sims, float(settings.exploration))
 
 
 @functools.lru_cache(maxsize=None)
 def _uct_opponent(env, simulations: int, exploration: float) -> Opponent:
     # Cached, so one compile serves every game of a process with the same settings.
     policy = uct_policy(env, num_simulations=simulations, exploration=exploration)
-    return Opponent(name=f"UCT ({simulations} simulations)", policy=jax.jit(policy))
+    return Opponent(name=f"UCT ({simulations} simulations)", policy=jax.jit(policy),
+                    board_size=env.board_size)
 
 
-def agent_opponent(env, settings: Settings) -> Opponent:
-    """A trained agent loaded from ``settings.checkpoint`` (a run folder): not available yet."""
-    raise OpponentUnavailable(
-        "--opponent agent is not available yet: playing a trained Hex agent (--checkpoint "
-        "runs/hex/<run>) comes with a later release; use --opponent uct")
+def agent_opponent(settings: Settings) -> Opponent:
+    """The trained agent of the run folder ``settings.checkpoint``
+    (:func:`jaxgames.hex.agent.load_agent`), searching with ``settings.simulations`` (None:
+    the run's). It plays its run's board: a different ``board_size`` is refused, as is the
+    swap rule (the agent is trained without it)."""
+    if not settings.checkpoint:
+        raise OpponentUnavailable("--opponent agent needs the run folder of a trained agent: "
+                                  "--checkpoint runs/hex/<run>")
+    try:
+        agent = load_agent(settings.checkpoint, simulations=settings.simulations)
+    except AgentError as e:
+        raise OpponentUnavailable(str(e)) from None
+    n = agent.board_size
+    if settings.board_size is not None and settings.board_size != n:
+        raise OpponentUnavailable(
+            f"--board-size {settings.board_size}: the agent of {settings.checkpoint} plays "
+            f"{n}x{n} (the board of its run); leave out --board-size or give {n}")
+    if settings.swap:
+        raise OpponentUnavailable(f"--swap: the agent of {settings.checkpoint} was trained without "
+                                  f"the swap rule; leave out --swap")
+    return Opponent(name=agent.name, policy=agent.jitted_policy, params=agent.params, board_size=n)
 
 
-#: name -> factory ``(env, settings) -> Opponent``; raises OpponentUnavailable when it cannot.
-OPPONENTS: dict[str, Callable[[Any, Settings], Opponent]] = {
+#: name -> factory ``settings -> Opponent``; raises OpponentUnavailable when it cannot.
+OPPONENTS: dict[str, Callable[[Settings], Opponent]] = {
     "uct": uct_opponent,
     "agent": agent_opponent,
 }
@@ -179,8 +213,9 @@ class Session:
     """One game between a person (typed lines) and the computer, written to ``output``.
 
     ``state`` is the current position; ``actions`` and ``times`` the moves on the board so
-    far. Construction builds the opponent (OpponentUnavailable if it cannot) and the jitted
-    step; :meth:`run` plays the game to the end and saves it.
+    far. Construction builds the opponent (OpponentUnavailable if it cannot; ``settings``
+    then holds the board size it plays on) and the jitted step; :meth:`run` plays the game to
+    the end and saves it.
     """
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False,
@@ -189,6 +224,8 @@ class Session:
             raise ValueError(f"human_colour must be one of {COLOURS}, got {settings.human_colour!r}")
         if settings.opponent not in OPPONENTS:
             raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {sorted(OPPONENTS)}")
+        self.opponent = OPPONENTS[settings.opponent](settings)
+        settings = dataclasses.replace(settings, board_size=self.opponent.board_size)
         self.settings = settings
         self.out = output
         self.echo = echo
@@ -197,7 +234,6 @@ class Session:
         self.n = settings.board_size
         self.human = settings.human
         self.computer = 1 - self.human
-        self.opponent = OPPONENTS[settings.opponent](self.env, settings)
         self._step = _step_fn(self.env)
         self._key = jax.random.key(settings.seed)
         self._searches = 0
@@ -461,15 +497,20 @@ def _parser() -> argparse.ArgumentParser:
         epilog="In the game: a cell such as f6, undo, swap, help, quit (Ctrl-D also quits). "
                "The game is saved as SGF when it ends.")
     p.add_argument("--opponent", choices=sorted(OPPONENTS), default="uct",
-                   help="the computer player (default uct; agent: not available yet)")
-    p.add_argument("--simulations", type=int, default=1000, metavar="N",
-                   help="UCT simulations per computer move (default 1000)")
-    p.add_argument("--exploration", type=float, default=DEFAULT_EXPLORATION, metavar="C",
-                   help=f"UCT exploration constant (default {DEFAULT_EXPLORATION})")
-    p.add_argument("--checkpoint", metavar="RUN", help="run folder of a trained agent (--opponent agent)")
-    p.add_argument("--board-size", type=int, default=11, metavar="N",
-                   help=f"board size, {MIN_SIZE} to {MAX_SIZE} (default 11)")
-    p.add_argument("--swap", action="store_true", help="play with the swap (pie) rule")
+                   help="the computer player: uct (plain UCT search, the default) or agent (the "
+                        "trained network and search of a python -m train.hex run; needs --checkpoint)")
+    p.add_argument("--simulations", type=int, default=None, metavar="N",
+                   help=f"search simulations per computer move (default: {DEFAULT_UCT_SIMULATIONS} "
+                        f"for uct; for agent, what the run evaluated with)")
+    p.add_argument("--exploration", type=float, default=None, metavar="C",
+                   help=f"UCT exploration constant (default {DEFAULT_EXPLORATION}; uct only)")
+    p.add_argument("--checkpoint", metavar="RUN",
+                   help="with --opponent agent: the run folder, runs/hex/<run> (its best/ parameters "
+                        "are loaded, else its newest checkpoints/ step)")
+    p.add_argument("--board-size", type=int, default=None, metavar="N",
+                   help=f"board size, {MIN_SIZE} to {MAX_SIZE} (default {DEFAULT_SIZE}; against an "
+                        f"agent the board of its run)")
+    p.add_argument("--swap", action="store_true", help="play with the swap (pie) rule (uct only)")
     p.add_argument("--human-colour", "--human-color", dest="human_colour", type=str.lower,
                    choices=COLOURS, default="black", help="your colour; Black moves first (default black)")
     p.add_argument("--seed", type=int, default=None,
@@ -483,20 +524,31 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     """Settings from command-line flags; a bad flag exits 2 with one clear line (argparse)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if not MIN_SIZE <= args.board_size <= MAX_SIZE:
+    if args.board_size is not None and not MIN_SIZE <= args.board_size <= MAX_SIZE:
         parser.error(f"argument --board-size: must be from {MIN_SIZE} to {MAX_SIZE}, got {args.board_size}")
-    if args.simulations < 1:
+    if args.simulations is not None and args.simulations < 1:
         parser.error(f"argument --simulations: must be at least 1, got {args.simulations}")
-    if not args.exploration >= 0:
+    if args.exploration is not None and not args.exploration >= 0:
         parser.error(f"argument --exploration: must be >= 0, got {args.exploration}")
     if args.checkpoint is not None and args.opponent != "agent":
         parser.error("argument --checkpoint: only with --opponent agent")
+    if args.opponent == "agent":
+        if not args.checkpoint:
+            parser.error("argument --checkpoint: --opponent agent needs the run folder of a trained "
+                         "agent, e.g. --checkpoint runs/hex/quick-seed0")
+        if args.exploration is not None:
+            parser.error("argument --exploration: only with --opponent uct (the agent searches with "
+                         "its network)")
+        if args.swap:
+            parser.error("argument --swap: the trained agent plays without the swap rule (it was "
+                         "trained without it)")
     if args.sgf is not None and (problem := check_sgf_path(args.sgf)):
         parser.error(problem)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     return Settings(board_size=args.board_size, swap=args.swap, human_colour=args.human_colour,
                     opponent=args.opponent, simulations=args.simulations,
-                    exploration=args.exploration, checkpoint=args.checkpoint, seed=seed, sgf=args.sgf)
+                    exploration=DEFAULT_EXPLORATION if args.exploration is None else args.exploration,
+                    checkpoint=args.checkpoint, seed=seed, sgf=args.sgf)
 
 
 def _stdin_lines() -> Iterator[str]:

@@ -239,20 +239,35 @@ def test_cli_full_game_typed_on_stdin(tmp_path, monkeypatch, capsys):
     assert "you are White" in text and "seed 3" in text
 
 
-def test_cli_agent_not_available(capsys):
-    assert hp.main(["--opponent", "agent", "--board-size", str(N)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not available yet" in err[0]
+def test_cli_agent_needs_a_checkpoint(capsys):
+    with pytest.raises(SystemExit) as exc:
+        hp.main(["--opponent", "agent", "--board-size", str(N)])
+    assert exc.value.code == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(err) == 1 and "--opponent agent needs the run folder" in err[0]
 
 
-def test_cli_agent_exit_status_from_a_shell(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "jaxgames.hex.play", "--opponent", "agent"],
+def test_cli_agent_missing_run_from_a_shell(tmp_path):
+    """(The agent itself is played in tests/hex/test_agent.py, against a real tiny run.)"""
+    done = subprocess.run([sys.executable, "-m", "jaxgames.hex.play", "--opponent", "agent",
+                           "--checkpoint", "runs/hex/nothing"],
                           capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL,
                           env={**os.environ, "PYTHONPATH": REPO + os.pathsep
                                + os.environ.get("PYTHONPATH", "")}, timeout=120)
     assert done.returncode == 2, done.stderr
-    assert "not available yet" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "python -m jaxgames.hex.play: error: runs/hex/nothing: no such run folder (give the folder "
+        "of a python -m train.hex run, e.g. runs/hex/quick-seed0)"]
     assert not list(tmp_path.iterdir())  # no game, no record
+
+
+def test_uct_defaults_without_board_size_and_simulations():
+    opponent = hp.uct_opponent(hp.Settings())
+    assert opponent.board_size == hp.DEFAULT_SIZE == 11
+    assert opponent.name == f"UCT ({hp.DEFAULT_UCT_SIMULATIONS} simulations)"
+    settings = hp.parse_args(["--seed", "1"])
+    assert settings.board_size is None and settings.simulations is None
+    assert settings.exploration == hp.DEFAULT_EXPLORATION
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -263,6 +278,9 @@ def test_cli_agent_exit_status_from_a_shell(tmp_path):
     (["--opponent", "gnugo"], "--opponent: invalid choice"),
     (["--simulations", "0"], "--simulations: must be at least 1"),
     (["--checkpoint", "runs/hex/x"], "--checkpoint: only with --opponent agent"),
+    (["--opponent", "agent", "--checkpoint", "r", "--exploration", "2"],
+     "--exploration: only with --opponent uct"),
+    (["--opponent", "agent", "--checkpoint", "r", "--swap"], "--swap: the trained agent plays without"),
     (["--sgf", "/no/such/folder/g.sgf"], "does not exist"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, capsys):

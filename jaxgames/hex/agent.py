@@ -1,0 +1,376 @@
+"""The trained agent of a ``python -m train.hex`` run folder, ready to play.
+
+    from jaxgames.hex.agent import load_agent
+    agent = load_agent("runs/hex/quick-seed0")          # or: env, policy, params = load_agent(...)
+    action = agent.act(state)                           # int: the agent's move in ``state``
+
+What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rundir.py`` write):
+
+- ``config.json``: ``board_size``, ``network`` (source or resnet), ``search`` (muzero, gumbel
+  or source), ``simulations`` and ``eval_simulations`` (0: as ``simulations``); the agent
+  searches with ``eval_simulations`` (what the run's evaluation against UCT used) unless
+  ``simulations=`` is given;
+- the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT; the
+  pytree saved there is the parameters only), or, when ``best/`` holds none (a run stopped
+  before its first evaluation was saved), the newest ``checkpoints/<step>/`` (the whole
+  training carry, of which only the network's ``params`` are read). Each is an orbax
+  checkpoint: ``state/`` (``{"carry": tree, "key": ...}``) and ``meta/`` (JSON with the format
+  version, the step and the config). The parameters are restored into the tree of
+  ``jaxgames.hex.network.make(board_size, kind=network).init`` (``jax.eval_shape``), so a
+  checkpoint that does not fit the network the config describes is refused, not misread.
+
+The policy is ``jaxgames.search.mcts.mcts_policy`` on the run's network with the run's search
+(no root noise; the most visited move): an arena policy ``policy(params, state, key) ->
+int32 []``, so ``jaxgames.arena`` and ``jaxgames.hex.play`` take it as it is.
+
+Every expected failure raises :class:`AgentError` (a ``ValueError``) naming the path and what
+is wrong: no such folder, no ``config.json``, a config of another game or with bad values, no
+checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or that
+does not fit the config's network. Library code: nothing here imports the training pipeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import logging
+import pathlib
+import sys
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxgames
+from jaxgames.hex import network as hex_network
+from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
+from jaxgames.search import mcts
+
+#: the checkpoint format ``train/common/checkpoint.py`` writes (its FORMAT_VERSION)
+FORMAT_VERSION = 1
+NETWORKS = ("source", "resnet")
+#: the fields of config.json the agent needs (a Hex run's config has them all)
+_HEX_FIELDS = ("board_size", "network", "search", "simulations")
+
+
+class AgentError(ValueError):
+    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Agent:
+    """A trained Hex agent. Unpacks as ``env, policy, params = agent``.
+
+    env:           the run's game, ``jaxgames.make("hex", board_size=n)`` (no swap rule)
+    policy:        arena policy ``policy(params, state, key) -> int32 []`` (MCTS on the network)
+    params:        the network's parameters (a pytree of jax arrays)
+    network:       ``jaxgames.hex.network.make(n, kind=...)`` (``apply``, ``raw`` ...)
+    jitted_policy: ``jax.jit(policy)``, shared by every agent of the same settings in a process
+    board_size, simulations, search, network_kind: the settings the policy plays with
+    run_dir:       the run folder; checkpoint: the step folder read; step: its update
+    """
+
+    env: Any
+    policy: Callable[..., Any]
+    params: Any
+    network: Any
+    jitted_policy: Callable[..., Any]
+    board_size: int
+    simulations: int
+    search: str
+    network_kind: str
+    run_dir: pathlib.Path
+    checkpoint: pathlib.Path
+    step: int
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.env, self.policy, self.params))
+
+    @property
+    def name(self) -> str:
+        """How the agent is shown to a person: the run, the update and the search."""
+        return (f"agent {self.run_dir.name} (update {self.step}, {self.simulations} "
+                f"{self.search} simulations)")
+
+    def act(self, state, key: jax.Array | None = None) -> int:
+        """The agent's move in ``state`` (one position of ``env``), as a Python int."""
+        key = jax.random.key(0) if key is None else key
+        return int(self.jitted_policy(self.params, state, key))
+
+
+def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -> Agent:
+    """The agent of the run in ``run_dir`` (``runs/hex/<run>``), searching with
+    ``simulations`` per move (None: the run's ``eval_simulations``, else its ``simulations``).
+    Raises :class:`AgentError` (see the module docstring)."""
+    run = pathlib.Path(run_dir)
+    settings = read_config(run)
+    if simulations is not None:
+        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
+                or simulations < 1:
+            raise ValueError(f"simulations must be an int >= 1 (or None for the run's), "
+                             f"got {simulations!r}")
+        settings["simulations"] = int(simulations)
+    env, net, policy, jitted = _build(settings["board_size"], settings["network"],
+                                      settings["search"], settings["simulations"])
+    abstract = jax.eval_shape(net.init, jax.random.key(0))
+    where = (f"the {settings['board_size']}x{settings['board_size']} {settings['network']} "
+             f"network of {run / 'config.json'}")
+    step_dir = find_checkpoint(run)
+    params = _restore_params(step_dir, abstract, where, settings["board_size"])
+    return Agent(env=env, policy=policy, params=params, network=net, jitted_policy=jitted,
+                 board_size=settings["board_size"], simulations=settings["simulations"],
+                 search=settings["search"], network_kind=settings["network"], run_dir=run,
+                 checkpoint=step_dir, step=int(step_dir.name))
+
+
+# -- the run folder ------------------------------------------------------------------------------
+
+
+def read_config(run: pathlib.Path) -> dict:
+    """``{"board_size", "network", "search", "simulations"}`` from ``run/config.json``, the
+    simulations being those the agent plays with (``eval_simulations`` or ``simulations``)."""
+    run = pathlib.Path(run)
+    if not run.exists():
+        raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.hex "
+                         f"run, e.g. runs/hex/quick-seed0)")
+    if not run.is_dir():
+        raise AgentError(f"{run} is a file, not a run folder (give runs/hex/<run>)")
+    path = run / "config.json"
+    if not path.is_file():
+        runs = sorted(p.name for p in run.iterdir() if (p / "config.json").is_file()) \
+            if _listable(run) else []
+        hint = (f"; it holds the runs {', '.join(runs[:5])}{' ...' if len(runs) > 5 else ''}: "
+                f"give one of them, e.g. {run / runs[0]}" if runs
+                else ": not the folder of a python -m train.hex run")
+        raise AgentError(f"{run} has no config.json{hint}")
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise AgentError(f"{path} is unreadable ({_one_line(e)})") from None
+    if not isinstance(config, dict):
+        raise AgentError(f"{path} is not a JSON object: not the config of a python -m train.hex run")
+    missing = [k for k in _HEX_FIELDS if k not in config]
+    if missing:
+        game = run.parent.name
+        other = f" (it sits in {game}/: a {game} run?)" if game and game != "hex" else ""
+        raise AgentError(f"{path} is not the config of a Hex run: it has no "
+                         f"{', '.join(missing)}{other}; give a folder written by python -m train.hex")
+    n, kind, search = config["board_size"], config["network"], config["search"]
+    sims, eval_sims = config["simulations"], config.get("eval_simulations", 0)
+    if not _is_int(n) or not MIN_SIZE <= n <= MAX_SIZE:
+        raise AgentError(f"{path}: board_size must be an integer from {MIN_SIZE} to {MAX_SIZE}, got {n!r}")
+    if kind not in NETWORKS:
+        raise AgentError(f"{path}: network must be one of {', '.join(NETWORKS)}, got {kind!r}")
+    if search not in mcts.KINDS:
+        raise AgentError(f"{path}: search must be one of {', '.join(mcts.KINDS)}, got {search!r}")
+    for name, value, low in (("simulations", sims, 1), ("eval_simulations", eval_sims, 0)):
+        if not _is_int(value) or value < low:
+            raise AgentError(f"{path}: {name} must be an integer >= {low}, got {value!r}")
+    return {"board_size": n, "network": kind, "search": search, "simulations": eval_sims or sims}
+
+
+def find_checkpoint(run: pathlib.Path) -> pathlib.Path:
+    """The step folder the agent is read from: the newest in ``best/``, else the newest in
+    ``checkpoints/``. Folders of saves cut short (orbax's ``*.orbax-checkpoint-tmp*``) and
+    ``damaged-*`` folders set aside by training are not steps and are skipped."""
+    run = pathlib.Path(run)
+    for sub in ("best", "checkpoints"):
+        steps = _steps(run / sub)
+        if steps:
+            return run / sub / str(max(steps))
+    raise AgentError(f"{run} holds no checkpoint: neither best/ nor checkpoints/ has a saved "
+                     f"step (the run stopped before its first round ended); train it further "
+                     f"(python -m train.hex --resume --run-name {run.name}) or give another run")
+
+
+def _steps(folder: pathlib.Path) -> list[int]:
+    if not folder.is_dir() or not _listable(folder):
+        return []
+    return [int(p.name) for p in folder.iterdir() if p.name.isdigit() and p.is_dir()]
+
+
+def _listable(folder: pathlib.Path) -> bool:
+    try:
+        next(iter(folder.iterdir()), None)
+        return True
+    except OSError:
+        return False
+
+
+# -- reading the checkpoint ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _quiet_orbax():
+    """orbax logs (absl) a warning for every step folder opened by itself, not through the
+    CheckpointManager that wrote it: not news to a person loading an agent."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _restore_params(step_dir: pathlib.Path, abstract: Any, where: str, board_size: int) -> Any:
+    import orbax.checkpoint as ocp  # imported here: only loading an agent needs it
+
+    _drop_stragglers()
+    with _quiet_orbax():
+        meta = _read_meta(ocp, step_dir)
+        saved = meta.get("config")
+        saved_n = saved.get("board_size") if isinstance(saved, dict) else None
+        if saved_n is not None and saved_n != board_size:
+            raise AgentError(f"checkpoint {step_dir} was saved by a {saved_n}x{saved_n} run, but "
+                             f"config.json says board_size {board_size}: the folder's files do "
+                             f"not belong together")
+        state_dir = step_dir / "state"
+        try:
+            tree = getattr(ocp.PyTreeCheckpointer().metadata(state_dir).item_metadata, "tree", None)
+        except Exception as e:  # orbax raises many types for unreadable files
+            raise _unreadable(step_dir, e) from None
+        if not isinstance(tree, dict) or "carry" not in tree:  # orbax gives None when it failed
+            raise AgentError(f"checkpoint {step_dir} is unreadable: its files are damaged or "
+                             f"incomplete (" + ("orbax cannot read the arrays' metadata" if tree
+                                                is None else "the saved tree holds no 'carry'")
+                             + f" in {state_dir})")
+        path = _params_path(tree["carry"], abstract)
+        if path is None:
+            raise AgentError(f"checkpoint {step_dir} holds no parameters that fit {where}"
+                             f"{_mismatch(tree['carry'], abstract)}")
+        item = abstract
+        for k in reversed(("carry",) + path):
+            item = {k: item}
+        restore_args = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), item)
+        try:
+            restored = ocp.PyTreeCheckpointer().restore(
+                state_dir, args=ocp.args.PyTreeRestore(item=item, restore_args=restore_args,
+                                                       partial_restore=True))
+        except Exception as e:
+            raise _unreadable(step_dir, e) from None
+    params = restored["carry"]
+    for k in path:
+        params = params[k]
+    if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(abstract):
+        raise AgentError(f"checkpoint {step_dir} holds parameters that do not fit {where}")
+    for got, want in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(abstract)):
+        # (a partial restore hands back the placeholder of a leaf it did not find)
+        if not isinstance(got, np.ndarray) or got.shape != want.shape:
+            raise AgentError(f"checkpoint {step_dir} holds parameters that do not fit {where}")
+        if not np.all(np.isfinite(got)):
+            raise AgentError(f"checkpoint {step_dir} holds non-finite parameters (NaN or inf): "
+                             f"the file is damaged or the training diverged")
+    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, s.dtype), params, abstract)
+
+
+def _read_meta(ocp, step_dir: pathlib.Path) -> dict:
+    try:
+        meta = ocp.Checkpointer(ocp.JsonCheckpointHandler()).restore(step_dir / "meta")
+        if not isinstance(meta, dict):
+            raise ValueError("the metadata is not a JSON object")
+    except Exception as e:
+        raise _unreadable(step_dir, e, what="the metadata of checkpoint") from None
+    version = meta.get("format_version")
+    if version != FORMAT_VERSION:
+        raise AgentError(f"checkpoint {step_dir} has format version {version}; this code reads "
+                         f"{FORMAT_VERSION}: load it with the jaxgames version that wrote it")
+    return meta
+
+
+def _params_path(carry: Any, abstract: Any) -> tuple | None:
+    """Where in the saved carry the network's parameters are: ``()`` when the carry is the
+    parameters (``best/``), else the shallowest node named ``params`` whose tree, shapes and
+    dtypes are the network's (``checkpoints/``: the learner's ``params``, not the optimizer's
+    copies of their shape, nor the pool's stacked ones)."""
+    if _fits(carry, abstract):
+        return ()
+    found = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "params" and _fits(v, abstract):
+                    found.append(path + (k,))
+                walk(v, path + (k,))
+
+    walk(carry, ())
+    return min(found, key=len) if found else None
+
+
+def _fits(node: Any, abstract: Any) -> bool:
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten(node)
+    except Exception:
+        return False
+    want, want_def = jax.tree_util.tree_flatten(abstract)
+    if treedef != want_def:
+        return False
+    return all(tuple(getattr(a, "shape", ())) == b.shape and np.dtype(getattr(a, "dtype", None)) == b.dtype
+               for a, b in zip(leaves, want))
+
+
+def _mismatch(carry: Any, abstract: Any) -> str:
+    """``: <leaf> has shape ... (... expected)`` for the first differing leaf of a carry that
+    has the network's tree but other shapes (e.g. another board size); else ''."""
+    if not isinstance(carry, dict):
+        return ""
+    got = dict(jax.tree_util.tree_flatten_with_path(carry)[0])
+    for path, want in jax.tree_util.tree_flatten_with_path(abstract)[0]:
+        have = got.get(path)
+        if have is not None and tuple(getattr(have, "shape", ())) != want.shape:
+            name = "/".join(str(getattr(p, "key", p)) for p in path)
+            return f": {name} has shape {tuple(have.shape)} in the checkpoint, {want.shape} in the network"
+    return ""
+
+
+def _unreadable(step_dir: pathlib.Path, e: BaseException, what: str = "checkpoint") -> AgentError:
+    return AgentError(f"{what} {step_dir} is unreadable: its files are damaged or incomplete "
+                      f"({type(e).__name__}: {_one_line(e)})")
+
+
+def _drop_stragglers() -> None:
+    """When orbax fails to read damaged files, the reads it still has in flight finish on an
+    event loop it has closed, and each reports ``RuntimeError: Event loop is closed`` through
+    ``sys.unraisablehook`` (a traceback on stderr, at any later time): noise around the clear
+    error raised here. Installed before orbax is called; drops exactly those reports and passes
+    every other one on."""
+    if getattr(sys.unraisablehook, "_jaxgames_agent", False):
+        return
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        e = unraisable.exc_value
+        if isinstance(e, RuntimeError) and str(e) == "Event loop is closed":
+            return
+        previous(unraisable)
+
+    hook._jaxgames_agent = True
+    sys.unraisablehook = hook
+
+
+def _one_line(e: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+# -- the policy ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _build(board_size: int, network: str, search: str, simulations: int):
+    """``(env, net, policy, jax.jit(policy))``, one per settings in a process (one compile)."""
+    env = jaxgames.make("hex", board_size=board_size)
+    net = hex_network.make(board_size, kind=network)
+    policy = mcts.mcts_policy(env, net.apply, num_simulations=simulations, kind=search)
+    return env, net, policy, jax.jit(policy)
+
+
+__all__ = ["Agent", "AgentError", "FORMAT_VERSION", "find_checkpoint", "load_agent", "read_config"]
