@@ -170,3 +170,25 @@ def test_mover_frame_shows_white_the_board_transposed():
     plain = N.make(n, mover_frame=False)
     _, value_plain = plain.apply(params, seen)
     np.testing.assert_allclose(value, value_plain, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_patch_conv_is_flax_conv(padding, size):
+    """PatchConv: nn.Conv's parameters, outputs and gradients (input and kernel)."""
+    import flax.linen as nn
+
+    x = jax.random.normal(jax.random.key(1), (3, 5, 6, 4))
+    ref, ours = nn.Conv(7, (size, size), padding=padding), N.PatchConv(7, (size, size), padding=padding)
+    params = ref.init(jax.random.key(2), x)
+    params = jax.tree_util.tree_map(lambda a: a + 0.05, params)  # nonzero bias too
+    assert jax.tree_util.tree_structure(params) == jax.tree_util.tree_structure(ours.init(jax.random.key(2), x))
+    np.testing.assert_allclose(ours.apply(params, x), ref.apply(params, x), rtol=1e-5, atol=1e-5)
+
+    def loss(module):
+        return lambda p, x: jnp.sum(jnp.sin(module.apply(p, x)))
+
+    g_ref = jax.grad(loss(ref), argnums=(0, 1))(params, x)
+    g_ours = jax.jit(jax.grad(loss(ours), argnums=(0, 1)))(params, x)
+    for a, b in zip(jax.tree_util.tree_leaves(g_ours), jax.tree_util.tree_leaves(g_ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
