@@ -212,3 +212,27 @@ def test_sample_moves_zero_plays_the_search_policy_greedily():
     assert positions % CFG.games_per_update == 0 and unique == positions // CFG.games_per_update
     positions, unique = unique_positions(1000)
     assert unique > positions // CFG.games_per_update
+
+
+def test_paired_search_plays_the_same_games_as_two_searches():
+    """One search over both models' games (stacked params, ``paired_apply``) labels and plays
+    exactly as two searches, one per model (a greedy stand-in search: no randomness)."""
+    def greedy(apply_fn):
+        def search(params, states, key):
+            logits, _ = apply_fn(params, states.observation)
+            logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+            return Out(jnp.argmax(logits, -1).astype(jnp.int32), jax.nn.softmax(logits))
+        return search
+
+    cfg = dataclasses.replace(CFG, phase1_updates=0)
+    rows = []
+    for paired in (None, greedy(az.paired_apply(APPLY))):
+        learner = az.make(cfg, ENV, (INIT, APPLY), greedy(APPLY), paired_search=paired)
+        carry = learner.init(jax.random.key(0))
+        # the newest model differs from the pool's (the initial one)
+        carry = carry.replace(params=jax.tree_util.tree_map(lambda p: -p, carry.params))
+        carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
+        assert int(m["misrouted"]) == 0
+        rows.append(jax.tree_util.tree_map(np.asarray, carry.replay.data))
+    for a, b in zip(jax.tree_util.tree_leaves(rows[0]), jax.tree_util.tree_leaves(rows[1])):
+        np.testing.assert_array_equal(a, b)

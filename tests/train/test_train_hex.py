@@ -10,7 +10,7 @@ from train import hex as hex_train
 
 TINY = ["--board-size", "3", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
-        "--uct-simulations", "8", "--eval-games", "4", "--elo-games", "2", "--sgf-games", "2",
+        "--uct-simulations", "8", "--eval-games", "4", "--final-eval-games", "6", "--elo-games", "2", "--sgf-games", "2",
         "--phase1-simulations", "8", "--no-progress"]
 
 
@@ -27,7 +27,10 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
               "agent_simulations", "eval_games", "rounds", "self_play_games", "seconds", "final_elo"):
         assert k in saved, k
     assert saved["board_size"] == 3 and saved["rounds"] == 2 and saved["self_play_games"] == 4
-    assert 0.0 <= saved["win_rate_vs_uct"] <= 1.0 and saved["eval_games"] == 4
+    # the summary's win rate is the final evaluation's (6 games), the rounds' are over 4
+    assert 0.0 <= saved["win_rate_vs_uct"] <= 1.0 and saved["eval_games"] == 6
+    assert saved["round_eval_games"] == 4 and saved["win_rate_vs_uct"] * 6 == pytest.approx(round(saved["win_rate_vs_uct"] * 6))
+    assert 0.5 * (saved["win_rate_as_black"] + saved["win_rate_as_white"]) == pytest.approx(saved["win_rate_vs_uct"])
     rows = read_rows(run)
     assert [(r["round"], r["phase"]) for r in rows] == [(0, 1), (1, 2)]
     assert all(r["misrouted"] == 0 for r in rows)

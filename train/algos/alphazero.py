@@ -42,8 +42,11 @@ obs [B, ...]) -> (logits [B, A], value [B])``.
 
 Self-play batching: all games advance one move per step in lockstep; at each step the games
 whose mover is the newest model are searched with its parameters and the others with the
-opponent's, each group ``games_per_update / 2`` wide (so each search runs once per step on
-half the batch). For games whose players alternate (Hex, and any two-player game without
+opponent's, each group ``games_per_update / 2`` wide. With ``paired_search`` (a search whose
+network is :func:`paired_apply` of the network) both groups go through one search of the
+whole batch, the parameters of the two models stacked on a leading axis: the tree's
+bookkeeping, whose cost on a CPU hardly depends on the batch, runs once per step instead of
+twice, and the network still evaluates each half with its own model. For games whose players alternate (Hex, and any two-player game without
 passes or double moves) the groups are exactly half the batch at every step; otherwise some
 games would be searched with the other model, which the metric ``misrouted`` counts (0
 expected).
@@ -67,8 +70,8 @@ from train.algos import replay as replay_lib
 from train.algos.learner import Learner
 from train.common.mesh import shard_batch
 
-__all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "reverse_cells",
-           "uct_labeller", "win_rate_distribution"]
+__all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "paired_apply",
+           "reverse_cells", "uct_labeller", "win_rate_distribution"]
 
 # search(params, states [B], key) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
@@ -212,13 +215,24 @@ def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, d
     return total, {"loss": total, "value_loss": value_loss, "policy_loss": policy_loss, "l2": l2}
 
 
+def paired_apply(apply_fn):
+    """``apply(stacked_params [2, ...], obs [B, ...])``: the first half of the batch through
+    model 0, the second through model 1 (``B`` even); a network for ``paired_search``."""
+    def apply(stacked_params, obs):
+        halves = jax.tree_util.tree_map(lambda x: x.reshape((2, x.shape[0] // 2) + x.shape[1:]), obs)
+        out = jax.vmap(apply_fn)(stacked_params, halves)
+        return jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), out)
+
+    return apply
+
+
 def _take(tree, idx):
     return jax.tree_util.tree_map(lambda x: x[idx], tree)
 
 
 def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | None = None,
          labeller: Labeller | None = None, phase1_simulations: int = 200,
-         eval_search: Search | None = None) -> AlphaZero:
+         eval_search: Search | None = None, paired_search: Search | None = None) -> AlphaZero:
     """The AlphaZero learner of ``env`` (two players, zero-sum, deterministic).
 
     Args:
@@ -230,6 +244,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         UCT with ``phase1_simulations`` (:func:`uct_labeller`).
       eval_search: the search of the trained policy (default ``search``), e.g. without
         exploration noise.
+      paired_search: ``search`` with the network :func:`paired_apply` of ``apply_fn``: self-play
+        then searches both models' games in one call (module doc); None: two calls.
     """
     cfg.validate()
     if env.num_players != 2:
@@ -307,12 +323,19 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
             order = jnp.argsort(jnp.where(wants_new, 0, jnp.where(done, 1, 2)), stable=True)
             new_idx, old_idx = order[:H], order[H:]
             misrouted = wants_new[old_idx].sum() + wants_old[new_idx].sum()
-            out_new = search(params, _take(states, new_idx), k_new)
-            out_old = search(opponent, _take(states, old_idx), k_old)
-            actions = jnp.zeros(G, jnp.int32).at[new_idx].set(out_new.action.astype(jnp.int32)) \
-                .at[old_idx].set(out_old.action.astype(jnp.int32))
-            policy = jnp.zeros((G, A), jnp.float32).at[new_idx].set(out_new.action_weights) \
-                .at[old_idx].set(out_old.action_weights)
+            if paired_search is None:
+                out_new = search(params, _take(states, new_idx), k_new)
+                out_old = search(opponent, _take(states, old_idx), k_old)
+                found = [(new_idx, out_new.action, out_new.action_weights),
+                         (old_idx, out_old.action, out_old.action_weights)]
+            else:
+                both = jax.tree_util.tree_map(lambda p, q: jnp.stack([p, q]), params, opponent)
+                out = paired_search(both, _take(states, order), k_new)
+                found = [(order, out.action, out.action_weights)]
+            actions, policy = jnp.zeros(G, jnp.int32), jnp.zeros((G, A), jnp.float32)
+            for idx, action, weights in found:
+                actions = actions.at[idx].set(action.astype(jnp.int32))
+                policy = policy.at[idx].set(weights)
             best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
             actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
             return actions, policy, misrouted.astype(jnp.int32)

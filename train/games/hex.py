@@ -65,10 +65,14 @@ def build(config):
     """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
     env = jaxgames.make("hex", board_size=config.board_size)
     net = hex_network.make(config.board_size, kind=config.network)
-    search = functools.partial(
-        mcts.search, env, net.apply, num_simulations=config.simulations, kind=config.search,
-        dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
-    learner = az.make(az_config(config), env, (net.init, net.apply), search,
+
+    def self_play_search(apply_fn):
+        return functools.partial(
+            mcts.search, env, apply_fn, num_simulations=config.simulations, kind=config.search,
+            dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
+
+    search, paired_search = self_play_search(net.apply), self_play_search(az.paired_apply(net.apply))
+    learner = az.make(az_config(config), env, (net.init, net.apply), search, paired_search=paired_search,
                       symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
                       phase1_simulations=config.phase1_simulations)
     agent = mcts.mcts_policy(env, net.apply, num_simulations=eval_simulations(config), kind=config.search)
