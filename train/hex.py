@@ -67,6 +67,8 @@ class Config(RunConfig):
     buffer_size: int = 20_000
     """Replay buffer positions (the newest kept)."""
     learning_rate: float = 1e-3
+    lr_decay: bool = False
+    """Lower the step size along a cosine to a tenth over the run (off: constant, Keras's)."""
     """RMSprop step size."""
     alpha: float = 0.5
     """Policy-loss weight in eq. (3) (value: 1 - alpha)."""

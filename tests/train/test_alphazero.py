@@ -236,3 +236,25 @@ def test_paired_search_plays_the_same_games_as_two_searches():
         rows.append(jax.tree_util.tree_map(np.asarray, carry.replay.data))
     for a, b in zip(jax.tree_util.tree_leaves(rows[0]), jax.tree_util.tree_leaves(rows[1])):
         np.testing.assert_array_equal(a, b)
+
+
+def test_step_size_decays_to_its_final_fraction():
+    """With ``decay_updates`` the step size falls along a cosine: to 0 here, after which an
+    update no longer moves the parameters (it still plays and stores its games)."""
+    cfg = dataclasses.replace(CFG, phase1_updates=0, decay_updates=2, final_lr_fraction=0.0)
+    learner = az.make(cfg, ENV, (INIT, APPLY), one_ply)
+    update = jax.jit(learner.update)
+    carry = learner.init(jax.random.key(0))
+    before = carry.params
+    for i in range(2):
+        carry, _ = update(carry, jax.random.key(i + 1))
+    moved = carry.params
+    assert any(not np.allclose(a, b) for a, b in zip(jax.tree_util.tree_leaves(before),
+                                                     jax.tree_util.tree_leaves(moved)))
+    size = int(carry.replay.size)
+    carry, _ = update(carry, jax.random.key(9))
+    assert int(carry.replay.size) > size
+    for a, b in zip(jax.tree_util.tree_leaves(moved), jax.tree_util.tree_leaves(carry.params)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="final_lr_fraction"):
+        dataclasses.replace(cfg, final_lr_fraction=1.5).validate()

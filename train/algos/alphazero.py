@@ -95,6 +95,10 @@ class AZConfig:
     """Positions kept in the replay buffer (the newest)."""
     learning_rate: float = 1e-3
     """RMSprop step size (Keras's default; the source does not give one)."""
+    decay_updates: int = 0
+    """Updates over which the step size falls along a cosine to ``final_lr_fraction`` of
+    itself, then stays (0: constant, the source's Keras default)."""
+    final_lr_fraction: float = 0.1
     rmsprop_decay: float = 0.9
     rmsprop_eps: float = 1e-7
     alpha: float = 0.5
@@ -124,6 +128,8 @@ class AZConfig:
             raise ValueError(f"phase1_updates must be >= 0, got {self.phase1_updates}")
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.decay_updates < 0 or not 0.0 <= self.final_lr_fraction <= 1.0:
+            raise ValueError("decay_updates must be >= 0 and final_lr_fraction in [0, 1]")
         if self.beta < 0 or self.learning_rate <= 0:
             raise ValueError("beta must be >= 0 and learning_rate > 0")
         if not 0.0 <= self.rmsprop_decay < 1.0 or self.rmsprop_eps <= 0:
@@ -252,7 +258,11 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         raise ValueError(f"AlphaZero here is for two-player games; {env.id} has {env.num_players}")
     init_fn, apply_fn = net[0], net[1]
     G, H, T, A = cfg.games_per_update, cfg.games_per_update // 2, cfg.max_moves, env.num_actions
-    optimizer = optax.rmsprop(cfg.learning_rate, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
+    step_size = cfg.learning_rate
+    if cfg.decay_updates:
+        step_size = optax.cosine_decay_schedule(cfg.learning_rate, cfg.decay_updates * cfg.sgd_steps,
+                                                alpha=cfg.final_lr_fraction)
+    optimizer = optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
     if labeller is None and cfg.phase1_updates > 0:
         labeller = uct_labeller(env, phase1_simulations)
     eval_search = eval_search or search

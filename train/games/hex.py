@@ -41,6 +41,7 @@ def az_config(config) -> az.AZConfig:
         max_moves=n * n, games_per_update=config.games_per_update, sgd_steps=config.sgd_steps,
         batch_size=config.batch_size, buffer_size=config.buffer_size,
         learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
+        decay_updates=num_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=num_models(config), sample_moves=config.sample_moves)
 
