@@ -285,13 +285,17 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
     def start(key):
         return shard_batch(jax.vmap(env.init)(rng.split(key, G)))
 
+    def no_moves(states, key):
+        return jnp.zeros(G, jnp.int32), jnp.zeros((G, A), jnp.float32), jnp.int32(0)
+
     def finish(states0, record, moves_fn):
-        """Scan T moves: ``moves_fn(states, key) -> (actions [G], policy [G, A], extra)``."""
+        """Scan T moves: ``moves_fn(states, key) -> (actions [G], policy [G, A], extra int32 [])``."""
         def body(carry, key):
             states, returns = carry
             k_move, k_step = rng.split(key, 2)
             done = states.terminated | states.truncated
-            actions, policy, extra = moves_fn(states, k_move)
+            # once every game is over (most end well before max_moves) the search is skipped
+            actions, policy, extra = jax.lax.cond(done.all(), no_moves, moves_fn, states, k_move)
             row = Position(obs=states.observation, policy=policy, legal=states.legal_action_mask,
                            value=jnp.zeros(G, jnp.float32))
             nxt = jax.vmap(env.step)(states, actions, rng.split(k_step, G))
