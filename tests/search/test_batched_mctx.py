@@ -1,7 +1,5 @@
 """The in-place search equals mctx's: the same trees and outputs for the same inputs and keys."""
 
-import functools
-
 import chex
 import jax
 import jax.numpy as jnp
@@ -43,42 +41,41 @@ def _assert_same(ours, theirs):
     np.testing.assert_array_equal(ours.action, theirs.action)
 
 
+def _both(policy_name, **kwargs):
+    """Ours and mctx's policy, each jitted once, as ``f(key) -> PolicyOutput``."""
+    root, recurrent_fn, invalid = _model()
+
+    def bind(policy):
+        return jax.jit(lambda key: policy(None, key, root, recurrent_fn, invalid_actions=invalid, **kwargs))
+
+    return bind(getattr(batched_mctx, policy_name)), bind(getattr(mctx, policy_name))
+
+
 @pytest.mark.parametrize("max_depth", [None, 3])
 def test_muzero_policy_equals_mctx(max_depth):
-    root, recurrent_fn, invalid = _model()
-    kwargs = dict(num_simulations=SIMS, invalid_actions=invalid, max_depth=max_depth,
-                  dirichlet_fraction=0.25, temperature=1.0)
+    ours_fn, theirs_fn = _both("muzero_policy", num_simulations=SIMS, max_depth=max_depth,
+                               dirichlet_fraction=0.25, temperature=1.0)
     for seed in range(3):
-        key = jax.random.key(seed)
-        ours = jax.jit(functools.partial(batched_mctx.muzero_policy, recurrent_fn=recurrent_fn, **kwargs))(
-            None, key, root)
-        theirs = jax.jit(functools.partial(mctx.muzero_policy, recurrent_fn=recurrent_fn, **kwargs))(
-            None, key, root)
+        ours, theirs = ours_fn(jax.random.key(seed)), theirs_fn(jax.random.key(seed))
         _assert_same(ours, theirs)
         # deep enough to exercise the walk and the backup over several levels
         assert int(np.max(np.asarray(theirs.search_tree.node_visits)[:, 0])) == SIMS + 1
 
 
 def test_gumbel_policy_equals_mctx():
-    root, recurrent_fn, invalid = _model()
-    kwargs = dict(num_simulations=SIMS, invalid_actions=invalid, max_num_considered_actions=4)
+    ours_fn, theirs_fn = _both("gumbel_muzero_policy", num_simulations=SIMS, max_num_considered_actions=4)
     for seed in range(3):
-        key = jax.random.key(seed)
-        ours = jax.jit(functools.partial(batched_mctx.gumbel_muzero_policy, recurrent_fn=recurrent_fn, **kwargs))(
-            None, key, root)
-        theirs = jax.jit(functools.partial(mctx.gumbel_muzero_policy, recurrent_fn=recurrent_fn, **kwargs))(
-            None, key, root)
-        _assert_same(ours, theirs)
+        _assert_same(ours_fn(jax.random.key(seed)), theirs_fn(jax.random.key(seed)))
 
 
 def test_backward_leaves_finished_games_alone():
     """Games whose walk is already at the root are not touched while others walk up."""
     root, recurrent_fn, invalid = _model()
-    tree = batched_mctx.muzero_policy(None, jax.random.key(0), root, recurrent_fn, 8,
-                                      invalid_actions=invalid).search_tree
+    tree = jax.jit(lambda key: batched_mctx.muzero_policy(
+        None, key, root, recurrent_fn, 8, invalid_actions=invalid).search_tree)(jax.random.key(0))
     leaf = np.zeros(B, np.int32)
     leaf[0] = 8                      # only game 0 backs up from its last node
-    after = batched_mctx.backward(tree, jnp.asarray(leaf))
+    after = jax.jit(batched_mctx.backward)(tree, jnp.asarray(leaf))
     for name in ("node_values", "node_visits", "children_values", "children_visits"):
         np.testing.assert_array_equal(np.asarray(getattr(after, name))[1:], np.asarray(getattr(tree, name))[1:])
     assert int(after.node_visits[0, 0]) == int(tree.node_visits[0, 0]) + 1

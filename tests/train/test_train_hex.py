@@ -8,8 +8,8 @@ import pytest
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 
-TINY = ["--board-size", "3", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
-        "--simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
+TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
+        "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
         "--uct-simulations", "8", "--eval-games", "4", "--final-eval-games", "6", "--elo-games", "2", "--sgf-games", "2",
         "--phase1-simulations", "8", "--no-progress"]
 
