@@ -23,7 +23,7 @@ TINY = {
     "hex.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
                   "--board-size 3 --phase1 none --rounds 1 --updates-per-round 1 --games-per-update 2 "
                   "--simulations 2 --sgd-steps 1 --batch-size 4 --buffer-size 64 --uct-simulations 2 "
-                  "--eval-games 2 --elo-games 0 --sgf-games 0"},
+                  "--eval-games 2 --eval-simulations 2 --final-eval-games 2 --elo-games 0 --sgf-games 0"},
 }
 
 

@@ -39,7 +39,7 @@ def run(tmp_path_factory) -> pathlib.Path:
     root = tmp_path_factory.mktemp("runs")
     config = Config(board_size=N, phase1="none", rounds=1, updates_per_round=1, games_per_update=2,
                     simulations=2, sgd_steps=1, batch_size=4, buffer_size=64, uct_simulations=2,
-                    eval_games=2, elo_games=0, sgf_games=0, runs_dir=str(root), run_name="t",
+                    eval_games=2, final_eval_games=2, elo_games=0, sgf_games=0, runs_dir=str(root), run_name="t",
                     progress=False)
     config.validate()
     assert train(config)
