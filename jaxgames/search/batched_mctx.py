@@ -32,10 +32,14 @@ Array = jax.Array
 Tree = mctx.Tree
 
 
-def simulate(keys: Array, tree: Tree, root_select, interior_select,
-             max_depth: int) -> tuple[Tree, Array, Array]:
+def simulate(keys: Array, tree: Tree, root_select, interior_select, max_depth: int,
+             stop_at=None) -> tuple[Tree, Array, Array]:
     """``(tree, parent int32 [B], action int32 [B])``: each game's walk from its root to an
     unexpanded action (or ``max_depth``), mctx's ``simulate`` with its key use.
+
+    ``stop_at(embeddings [B, ...]) -> bool [B]``: also end the walk on the edge into a node
+    for which it is true (a finished game), as at ``max_depth``: that node is evaluated again
+    instead of growing a line of copies of the finished game below it.
 
     The tree rides through the loop's carry unchanged, so XLA neither copies it into the loop
     (as for a closed-over operand still live afterwards) nor selects it per step (as under a
@@ -49,6 +53,9 @@ def simulate(keys: Array, tree: Tree, root_select, interior_select,
         child = tree.children_index[batch, node, action]
         depth = depth + 1
         going_on = (child != Tree.UNVISITED) & (depth < max_depth)
+        if stop_at is not None:
+            below = jax.tree_util.tree_map(lambda x: x[batch, jnp.maximum(child, 0)], tree.embeddings)
+            going_on = going_on & ~stop_at(below)
         return pairs[:, 0], action, child, depth, going_on
 
     root = jnp.full(batch.shape, Tree.ROOT_INDEX, jnp.int32)
@@ -104,8 +111,9 @@ def backward(tree: Tree, leaf_index: Array) -> Tree:
 def search(params: Any, rng_key: Array, *, root: mctx.RootFnOutput, recurrent_fn,
            root_action_selection_fn, interior_action_selection_fn, num_simulations: int,
            max_depth: int | None = None, invalid_actions: Array | None = None,
-           extra_data: Any = None) -> Tree:
-    """``mctx.search`` (same arguments and result) with the in-place :func:`backward`."""
+           extra_data: Any = None, stop_at=None) -> Tree:
+    """``mctx.search`` (same arguments and result) with the in-place :func:`backward`;
+    ``stop_at`` as in :func:`simulate` (None: mctx's walk)."""
     batch_size = root.value.shape[0]
     batch = jnp.arange(batch_size)
     max_depth = num_simulations if max_depth is None else max_depth
@@ -117,7 +125,7 @@ def search(params: Any, rng_key: Array, *, root: mctx.RootFnOutput, recurrent_fn
         rng_key, simulate_key, expand_key = jax.random.split(rng_key, 3)
         tree, parent, action = simulate(jax.random.split(simulate_key, batch_size), tree,
                                         root_action_selection_fn, interior_action_selection_fn,
-                                        max_depth)
+                                        max_depth, stop_at)
         # the node first expanded by simulation `sim` gets index sim + 1 (0 is the root)
         child = tree.children_index[batch, parent, action]
         child = jnp.where(child == Tree.UNVISITED, sim + 1, child)
@@ -136,8 +144,8 @@ def muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, recurren
                   qtransform=mctx.qtransform_by_parent_and_siblings,
                   dirichlet_fraction: chex.Numeric = 0.25, dirichlet_alpha: chex.Numeric = 0.3,
                   pb_c_init: chex.Numeric = 1.25, pb_c_base: chex.Numeric = 19652,
-                  temperature: chex.Numeric = 1.0) -> mctx.PolicyOutput:
-    """``mctx.muzero_policy`` on :func:`search`."""
+                  temperature: chex.Numeric = 1.0, stop_at=None) -> mctx.PolicyOutput:
+    """``mctx.muzero_policy`` on :func:`search` (``stop_at``: see :func:`simulate`)."""
     rng_key, dirichlet_key, search_key = jax.random.split(rng_key, 3)
     noisy = policies._add_dirichlet_noise(  # noqa: SLF001 - mctx's own noise, for equal outputs
         dirichlet_key, jax.nn.softmax(root.prior_logits),
@@ -149,7 +157,7 @@ def muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, recurren
     tree = search(params, search_key, root=root, recurrent_fn=recurrent_fn,
                   root_action_selection_fn=functools.partial(select, depth=0),
                   interior_action_selection_fn=select, num_simulations=num_simulations,
-                  max_depth=max_depth, invalid_actions=invalid_actions)
+                  max_depth=max_depth, invalid_actions=invalid_actions, stop_at=stop_at)
     weights = tree.summary().visit_probs
     logits = policies._apply_temperature(  # noqa: SLF001
         policies._get_logits_from_probs(weights), temperature)  # noqa: SLF001
@@ -162,8 +170,8 @@ def gumbel_muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, r
                          max_depth: int | None = None, *,
                          qtransform=mctx.qtransform_completed_by_mix_value,
                          max_num_considered_actions: int = 16,
-                         gumbel_scale: chex.Numeric = 1.0) -> mctx.PolicyOutput:
-    """``mctx.gumbel_muzero_policy`` on :func:`search`."""
+                         gumbel_scale: chex.Numeric = 1.0, stop_at=None) -> mctx.PolicyOutput:
+    """``mctx.gumbel_muzero_policy`` on :func:`search` (``stop_at``: see :func:`simulate`)."""
     root = root.replace(prior_logits=policies._mask_invalid_actions(  # noqa: SLF001
         root.prior_logits, invalid_actions))
     rng_key, gumbel_key = jax.random.split(rng_key)
@@ -177,7 +185,7 @@ def gumbel_muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, r
         interior_action_selection_fn=functools.partial(
             mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform),
         num_simulations=num_simulations, max_depth=max_depth, invalid_actions=invalid_actions,
-        extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel))
+        extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel), stop_at=stop_at)
     summary = tree.summary()
     considered_visit = jnp.max(summary.visit_counts, axis=-1, keepdims=True)
     completed_q = jax.vmap(qtransform, in_axes=[0, None])(tree, Tree.ROOT_INDEX)

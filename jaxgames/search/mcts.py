@@ -24,6 +24,11 @@ does the same). Two-player zero-sum games and one-player games only. For a stoch
 each node keeps the chance outcome drawn when it was expanded (open loop on sampled outcomes);
 the search is exact only for deterministic games.
 
+A walk ends on the edge into a finished game (``batched_mctx``'s ``stop_at``), as mctx ends
+one at ``max_depth``: that node is evaluated again (reward, discount 0, value 0: the same
+exact Q) instead of growing, simulation after simulation, a line of copies of the finished
+game below it, which made the walks of every game in the batch as long as the longest line.
+
 Illegal actions: at the root by mctx's ``invalid_actions``; below the root mctx's own PUCT
 would still pick an illegal child now and then (its prior is 0, but an unvisited child's
 transformed Q ties with the worst sibling), and the env then ends that game with its illegal-
@@ -125,6 +130,12 @@ def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Arra
         value = (1.0 - lam) * value + lam * z
     done = states.terminated | states.truncated
     return logits, jnp.where(done, 0.0, value)
+
+
+def _finished(states: State) -> Array:
+    """bool [B]: the game is over (the walk ends on the edge into such a node: its value is
+    exact, and searching below it would only grow copies of the finished game)."""
+    return states.terminated | states.truncated
 
 
 def _is_zero(x: Any) -> bool:
@@ -258,13 +269,13 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, qtransform=masked_qtransform,
             dirichlet_fraction=_as_float(dirichlet_fraction), dirichlet_alpha=_as_float(dirichlet_alpha),
-            pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature)
+            pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature, stop_at=_finished)
         return out
     if kind == "gumbel":
         return batched_mctx.gumbel_muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, max_num_considered_actions=max_num_considered_actions,
-            gumbel_scale=gumbel_scale)
+            gumbel_scale=gumbel_scale, stop_at=_finished)
 
     # kind == "source"
     if not _is_zero(dirichlet_fraction):
@@ -275,7 +286,7 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
         params, search_key, root=root, recurrent_fn=recurrent_fn,
         root_action_selection_fn=functools.partial(select, depth=0),
         interior_action_selection_fn=select, num_simulations=num_simulations,
-        max_depth=max_depth, invalid_actions=invalid)
+        max_depth=max_depth, invalid_actions=invalid, stop_at=_finished)
     weights = tree.summary().visit_probs
     action = _sample_visits(act_key, weights, legal, temperature)
     return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)

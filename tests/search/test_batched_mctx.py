@@ -79,3 +79,21 @@ def test_backward_leaves_finished_games_alone():
     for name in ("node_values", "node_visits", "children_values", "children_visits"):
         np.testing.assert_array_equal(np.asarray(getattr(after, name))[1:], np.asarray(getattr(tree, name))[1:])
     assert int(after.node_visits[0, 0]) == int(tree.node_visits[0, 0]) + 1
+
+
+def test_stop_at_ends_walks_at_finished_games():
+    """With ``stop_at`` no node is ever expanded below a finished one (the model's finished
+    positions: discount 0, i.e. embedding % 5 == 0); the search still spends every
+    simulation."""
+    root, recurrent_fn, invalid = _model()
+    finished = lambda emb: emb % 5 == 0  # noqa: E731
+    tree = jax.jit(lambda key: batched_mctx.muzero_policy(
+        None, key, root, recurrent_fn, SIMS, invalid_actions=invalid, stop_at=finished).search_tree)(
+        jax.random.key(0))
+    parents = np.asarray(tree.parents)[:, 1:]
+    emb = np.asarray(tree.embeddings)
+    parent_emb = np.take_along_axis(emb, np.maximum(parents, 0), axis=1)
+    assert not np.any((parents >= 0) & (parent_emb % 5 == 0) & (parents != 0))
+    np.testing.assert_array_equal(np.asarray(tree.node_visits)[:, 0], SIMS + 1)
+    expanded = np.asarray(tree.node_visits)[:, 1:] > 0
+    assert np.any(expanded & (emb[:, 1:] % 5 == 0))  # finished positions were reached
