@@ -50,7 +50,7 @@ class Config(RunConfig):
     games_per_update: int = 32
     """Games per update, half with each colour (a multiple of 2 x the device count)."""
     simulations: int = 32
-    """Search simulations per move of the agent (self-play and evaluation)."""
+    """Search simulations per move in self-play (and in evaluation, unless eval_simulations)."""
     eval_simulations: int = 0
     """Simulations per move of the agent in evaluation games (0: as in self-play)."""
     search: str = "muzero"
