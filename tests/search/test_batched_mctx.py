@@ -97,3 +97,10 @@ def test_stop_at_ends_walks_at_finished_games():
     np.testing.assert_array_equal(np.asarray(tree.node_visits)[:, 0], SIMS + 1)
     expanded = np.asarray(tree.node_visits)[:, 1:] > 0
     assert np.any(expanded & (emb[:, 1:] % 5 == 0))  # finished positions were reached
+    # nothing below a finished game changes anything above it: the root's statistics are
+    # mctx's (the walk's keys are drawn level by level, so the levels above are the same)
+    plain = jax.jit(lambda key: batched_mctx.muzero_policy(
+        None, key, root, recurrent_fn, SIMS, invalid_actions=invalid).search_tree)(jax.random.key(0))
+    for name in ("visit_counts", "qvalues", "value"):
+        np.testing.assert_allclose(getattr(tree.summary(), name), getattr(plain.summary(), name),
+                                   rtol=1e-6, atol=1e-6)
