@@ -101,7 +101,7 @@ def conv_valid(x: Array, kernel: Array) -> Array:
     forward, the gradients of :func:`_patch_product` backward.
 
     Why: on XLA's CPU backend the gradient of a convolution with respect to its kernel runs
-    about ten times slower inside a loop (the pipelines' SGD runs in ``lax.scan``) than
+    7 to 10 times slower inside a loop (the pipelines' SGD runs in ``lax.scan``) than
     outside one: inside, it keeps a layout that misses the fast convolution path. Through
     patches the kernel's gradient is a matrix product and the input's a sum of shifted slices,
     fast in and out of loops; forward, XLA's convolution is the faster of the two (about 2x at
