@@ -19,7 +19,7 @@ arguments and key use: for the same inputs they return mctx's outputs (tested).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import chex
 import jax
@@ -47,7 +47,8 @@ def simulate(keys: Array, tree: Tree, root_select, interior_select, max_depth: i
     """
     batch = jnp.arange(keys.shape[0])
 
-    def step(select, keys, node, depth):
+    def step(tree, select, keys, node, depth) -> _Walk:
+        """One level: select at ``node``, look at the child it leads to."""
         pairs = jax.vmap(jax.random.split)(keys)
         action = jax.vmap(select)(pairs[:, 1], tree, node, depth)
         child = tree.children_index[batch, node, action]
@@ -56,22 +57,34 @@ def simulate(keys: Array, tree: Tree, root_select, interior_select, max_depth: i
         if stop_at is not None:
             below = jax.tree_util.tree_map(lambda x: x[batch, jnp.maximum(child, 0)], tree.embeddings)
             going_on = going_on & ~stop_at(below)
-        return pairs[:, 0], action, child, depth, going_on
+        return _Walk(node=node, keys=pairs[:, 0], action=action, child=child, depth=depth,
+                     going_on=going_on)
 
     root = jnp.full(batch.shape, Tree.ROOT_INDEX, jnp.int32)
     depth = jnp.zeros(batch.shape, tree.children_prior_logits.dtype)
-    walk = (root,) + step(lambda k, t, n, d: root_select(k, t, n), keys, root, depth)
+    walk = step(tree, lambda k, t, n, d: root_select(k, t, n), keys, root, depth)
 
     def one_level(carry):
-        tree, (node, keys, action, child, depth, going_on) = carry
-        new = step(interior_select, keys, jnp.where(going_on, child, Tree.ROOT_INDEX), depth)
-        walk = tuple(jnp.where(going_on, a, b)
-                     for a, b in zip((child,) + new, (node, keys, action, child, depth, going_on)))
+        tree, walk = carry
+        deeper = step(tree, interior_select, walk.keys,
+                      jnp.where(walk.going_on, walk.child, Tree.ROOT_INDEX), walk.depth)
+        # games whose walk has ended keep it as it is
+        walk = jax.tree_util.tree_map(lambda a, b: jnp.where(walk.going_on, a, b), deeper, walk)
         return tree, walk
 
-    tree, (node, _, action, _, _, _) = jax.lax.while_loop(
-        lambda carry: jnp.any(carry[1][5]), one_level, (tree, walk))
-    return tree, node, action
+    tree, walk = jax.lax.while_loop(lambda carry: jnp.any(carry[1].going_on), one_level, (tree, walk))
+    return tree, walk.node, walk.action
+
+
+class _Walk(NamedTuple):
+    """Each game's walk, [B] per field: the node it selects at and what it selected."""
+
+    node: Array        # int32  the node of the last selection
+    keys: Array        # the walk's keys for the next levels
+    action: Array      # int32  the action selected there
+    child: Array       # int32  the node that action leads to (UNVISITED: none yet)
+    depth: Array       # float  the child's depth
+    going_on: Array    # bool   the walk goes on into ``child``
 
 
 def backward(tree: Tree, leaf_index: Array) -> Tree:

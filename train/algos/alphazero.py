@@ -46,10 +46,10 @@ opponent's, each group ``games_per_update / 2`` wide. With ``paired_search`` (a 
 network is :func:`paired_apply` of the network) both groups go through one search of the
 whole batch, the parameters of the two models stacked on a leading axis: the tree's
 bookkeeping, whose cost on a CPU hardly depends on the batch, runs once per step instead of
-twice, and the network still evaluates each half with its own model. For games whose players alternate (Hex, and any two-player game without
-passes or double moves) the groups are exactly half the batch at every step; otherwise some
-games would be searched with the other model, which the metric ``misrouted`` counts (0
-expected).
+twice, and the network still evaluates each half with its own model. For games whose players
+alternate (Hex, and any two-player game without passes or double moves) the groups are
+exactly half the batch at every step; otherwise some games would be searched with the other
+model, which the metric ``misrouted`` counts (0 expected).
 """
 
 from __future__ import annotations
