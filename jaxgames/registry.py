@@ -12,6 +12,8 @@ _ENVS: dict[str, str] = {
     "ten_half": "jaxgames.ten_half.game:TenHalf",
     "2048": "jaxgames.game2048.game:Game2048",
     "hex": "jaxgames.hex.game:Hex",
+    "holdem": "jaxgames.holdem.game:Holdem",
+    "hearts": "jaxgames.hearts.game:Hearts",
 }
 
 
