@@ -130,6 +130,15 @@ class Env(abc.ABC):
                 new.terminated | new.truncated, True, new.legal_action_mask))
         return new.replace(observation=self.observe(new, new.current_player))
 
+    def reset(self, key: PRNGKey, previous: State) -> State:
+        """The next game of a sequence, after ``previous`` ended (default: a fresh ``init``).
+
+        Games whose sequence carries something from game to game override it (hold'em moves
+        the button); :func:`auto_reset` starts every new game through it.
+        """
+        del previous
+        return self.init(key)
+
     def observe(self, state: State, player_id: Array | int | None = None) -> Any:
         """What ``player_id`` sees (default: the player to move)."""
         if player_id is None:
@@ -244,7 +253,7 @@ def auto_reset(env: Env) -> Callable[[State, Array, PRNGKey], State]:
         step_key, reset_key = rng.split(key, 2)
         new = env.step(state, action, step_key)
         done = new.terminated | new.truncated
-        fresh = env.init(reset_key).replace(rewards=new.rewards)
+        fresh = env.reset(reset_key, new).replace(rewards=new.rewards)
         return _select(done, fresh, new)
 
     return step

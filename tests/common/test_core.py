@@ -35,6 +35,17 @@ def test_auto_reset_starts_a_new_game_and_keeps_the_final_reward():
     np.testing.assert_array_equal(after.rewards, [1.0, -1.0])
 
 
+def test_auto_reset_starts_the_next_game_through_reset():
+    class Counting(Duel):  # a sequence that carries the finished game's step count on
+        def reset(self, key, previous):
+            return self.init(key).replace(observation=previous.step_count[None])
+
+    env = Counting()
+    state = env.init(jax.random.PRNGKey(0))
+    after = jaxgames.auto_reset(env)(state, jnp.int32(1), jax.random.PRNGKey(1))
+    assert int(after.step_count) == 0 and int(after.observation[0]) == 1
+
+
 def test_unrolled_threefry_gives_jax_own_keys_and_words():
     from jaxgames import rng
     for seed in (0, 7, 2**31 - 1):
