@@ -8,8 +8,12 @@ what their seat may see (``env.observe(state, state.current_player)``, the legal
 
 With P players and P policies, the games are split into P equal rotations: in rotation r,
 seat s is played by policy ``(s + r) % P``, so every policy sits in every seat equally often.
-Duplicate play: game d of every rotation is dealt from the same key and draws the same chance
-at every step (``rollout(chance_key=...)``), so luck cancels between the policies.
+``seatings`` replaces the rotations by any list of seatings (which policy sits in which seat),
+for instance :func:`mixed_seatings`: two player types over Hearts' four seats in the 14
+seatings that mix them, as Sturtevant & White evaluate. A policy in several seats of a game
+scores the mean of its seats' returns. Duplicate play: game d of every seating is dealt from
+the same key and draws the same chance at every step (``rollout(chance_key=...)``), so luck
+cancels between the policies.
 
     arena = Arena(env, [agent, baseline], num_games=200)     # compiles once
     result = arena([params_a, None], key)                     # any checkpoint, no recompile
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from typing import Any, Callable, Sequence
 
@@ -31,7 +36,8 @@ from jaxgames import rng
 from jaxgames.core import Env, Policy, State, rollout
 from jaxgames.ratings import elo
 
-__all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "play", "summarize"]
+__all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "mixed_seatings", "play", "rotations",
+           "summarize"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,10 +46,11 @@ class ArenaResult:
     ci95: np.ndarray        # float64 [P]  half-width of the 95% confidence interval
     seat_mean: np.ndarray   # float64 [P, P]  [policy, seat]: mean return of the policy in that seat
     seat_ci95: np.ndarray   # float64 [P, P]
-    returns: np.ndarray     # float32 [G, P]  each game's return per policy
-    seats: np.ndarray       # int32 [G, P]  [game, seat]: the policy in that seat
+    returns: np.ndarray     # float32 [G, P]  each game's return per policy (mean over its seats)
+    seats: np.ndarray       # int32 [G, S]  [game, seat]: the policy in that seat
     num_games: int
     stats: Any = None       # pytree of [G, ...] arrays: ``stats(final_state)`` per game
+    seat_returns: np.ndarray | None = None  # float32 [G, S]  each game's return per seat
 
     def __str__(self) -> str:
         return ", ".join(f"policy {i}: {m:+.4f} ± {c:.4f}" for i, (m, c) in enumerate(zip(self.mean, self.ci95)))
@@ -63,20 +70,25 @@ class Arena:
     """
 
     def __init__(self, env: Env, policies: Sequence[Policy], *, num_games: int,
-                 max_steps: int = 10_000, stats: Callable[[State], Any] | None = None):
+                 max_steps: int = 10_000, stats: Callable[[State], Any] | None = None,
+                 seatings: Sequence[Sequence[int]] | np.ndarray | None = None):
         num_players = env.num_players
-        if len(policies) != num_players:
-            raise ValueError(f"{env.id} has {num_players} seats, got {len(policies)} policies")
+        if seatings is None:
+            if len(policies) != num_players:
+                raise ValueError(f"{env.id} has {num_players} seats, got {len(policies)} policies "
+                                 f"(give seatings= to seat fewer policies)")
+            seatings = rotations(num_players)
+        seatings = _check_seatings(seatings, num_players, len(policies))
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if num_games % num_players:
-            raise ValueError(f"num_games ({num_games}) must be a multiple of {num_players} seats")
+        if num_games % len(seatings):
+            raise ValueError(f"num_games ({num_games}) must be a multiple of the {len(seatings)} seatings")
         self.env, self.policies, self.num_games = env, tuple(policies), int(num_games)
-        deals = self.num_games // num_players
-        rotation = np.repeat(np.arange(num_players), deals)
-        # seat_policy[g, s]: which policy plays seat s in game g
-        self.seats = ((np.arange(num_players)[None, :] + rotation[:, None]) % num_players).astype(np.int32)
-        deal_of_game = np.tile(np.arange(deals), num_players)
+        self.seatings = seatings
+        deals = self.num_games // len(seatings)
+        # seats[g, s]: which policy plays seat s in game g; the games of a seating are consecutive
+        self.seats = np.repeat(seatings, deals, axis=0)
+        deal_of_game = np.tile(np.arange(deals), len(seatings))
 
         def one_game(params, deal_key, policy_key, seats):
             init_key, chance_key = rng.split(deal_key, 2)
@@ -89,9 +101,7 @@ class Arena:
 
             out = rollout(env, env.init(init_key), seated, policy_key, params=params,
                           max_steps=max_steps, chance_key=chance_key)
-            # returns per policy: policy seats[s] collected seat s's return
-            per_policy = jnp.zeros(num_players, jnp.float32).at[seats].set(out.returns)
-            return per_policy, (stats(out.state) if stats is not None else None)
+            return out.returns, (stats(out.state) if stats is not None else None)
 
         @jax.jit
         def run(params, key):
@@ -107,25 +117,75 @@ class Arena:
         params = [None] * len(self.policies) if params is None else list(params)
         if len(params) != len(self.policies):
             raise ValueError(f"got {len(params)} parameter sets for {len(self.policies)} policies")
-        returns, stats = self._run(params, key)
+        seat_returns, stats = self._run(params, key)
         stats = None if stats is None else jax.tree_util.tree_map(np.asarray, stats)
-        return summarize(np.asarray(returns), self.seats, stats)
+        return summarize_seats(np.asarray(seat_returns), self.seats, len(self.policies), stats)
+
+
+def rotations(num_players: int) -> np.ndarray:
+    """int32 [P, P]: seating r puts policy ``(s + r) % P`` in seat s (the default)."""
+    seats = np.arange(num_players)
+    return ((seats[None, :] + seats[:, None]) % num_players).astype(np.int32)
+
+
+def mixed_seatings(num_players: int = 4, num_policies: int = 2) -> np.ndarray:
+    """int32 [R, P]: every way to seat ``num_policies`` player types in ``num_players`` seats
+    that uses every type; for 2 types in 4 seats the 2^4 - 2 = 14 seatings of Sturtevant &
+    White's Hearts evaluation (each type in every seat equally often)."""
+    every = itertools.product(range(num_policies), repeat=num_players)
+    return np.array([s for s in every if len(set(s)) == num_policies], np.int32)
+
+
+def _check_seatings(seatings: Any, num_players: int, num_policies: int) -> np.ndarray:
+    seatings = np.asarray(seatings)
+    if seatings.ndim != 2 or seatings.shape[1] != num_players or not np.issubdtype(seatings.dtype, np.integer):
+        raise ValueError(f"seatings must be integers of shape [R, {num_players}], got {seatings.dtype} "
+                         f"{seatings.shape}")
+    if seatings.min() < 0 or seatings.max() >= num_policies:
+        raise ValueError(f"seatings name policies 0..{num_policies - 1} only")
+    for row in seatings:
+        if len(set(row.tolist())) != num_policies:
+            raise ValueError(f"seating {row.tolist()} leaves a policy out: every seating must seat "
+                             f"every policy")
+    return seatings.astype(np.int32)
+
+
+def summarize_seats(seat_returns: np.ndarray, seats: np.ndarray, num_policies: int,
+                    stats: Any = None) -> ArenaResult:
+    """:func:`summarize` from each seat's return: ``seat_returns [G, S]``, ``seats [G, S]``
+    the policy in each seat; a policy in several seats of a game scores their mean."""
+    seat_returns = np.asarray(seat_returns, np.float64)
+    onehot = (seats[:, :, None] == np.arange(num_policies)).astype(np.float64)  # [G, S, P]
+    returns = (seat_returns[:, :, None] * onehot).sum(1) / onehot.sum(1)
+    result = summarize(returns, seats, stats)
+    seat_mean = np.full((num_policies, seats.shape[1]), np.nan)
+    seat_ci = np.full_like(seat_mean, np.nan)
+    for s in range(seats.shape[1]):
+        for p in range(num_policies):
+            mine = seat_returns[seats[:, s] == p, s]
+            if len(mine):
+                seat_mean[p, s], seat_ci[p, s] = mine.mean(), _ci95(mine)
+    return dataclasses.replace(result, seat_mean=seat_mean, seat_ci95=seat_ci,
+                               seat_returns=seat_returns.astype(np.float32))
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_arena(env, policies, num_games, max_steps, stats) -> Arena:
-    return Arena(env, policies, num_games=num_games, max_steps=max_steps, stats=stats)
+def _cached_arena(env, policies, num_games, max_steps, stats, seatings) -> Arena:
+    return Arena(env, policies, num_games=num_games, max_steps=max_steps, stats=stats,
+                 seatings=None if seatings is None else np.array(seatings, np.int32))
 
 
 def play(env: Env, policies: Sequence[Policy], key: jax.Array, *, num_games: int,
          params: Sequence[Any] | None = None, max_steps: int = 10_000,
-         stats: Callable[[State], Any] | None = None) -> ArenaResult:
+         stats: Callable[[State], Any] | None = None,
+         seatings: Sequence[Sequence[int]] | np.ndarray | None = None) -> ArenaResult:
     """Play ``num_games`` games (a multiple of the player count) and score each policy.
 
     The compiled arena is cached per (env, policy functions, num_games, max_steps, stats):
     calling ``play`` again with other ``params`` or another key does not recompile (pass the
     same function objects, not fresh lambdas)."""
-    return _cached_arena(env, tuple(policies), num_games, max_steps, stats)(params, key)
+    seatings = None if seatings is None else tuple(map(tuple, np.asarray(seatings).tolist()))
+    return _cached_arena(env, tuple(policies), num_games, max_steps, stats, seatings)(params, key)
 
 
 def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any = None) -> ArenaResult:

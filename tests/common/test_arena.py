@@ -7,7 +7,7 @@ import pytest
 import jaxgames
 from jaxgames import arena, ratings
 from jaxgames.ten_half import dp
-from toy_games import Duel, HighCard
+from toy_games import Duel, HighCard, Take
 
 
 def winner(params, state, key):
@@ -56,7 +56,7 @@ def test_rotations_share_the_deal():
 def test_arena_refuses_bad_game_counts_and_policy_counts():
     with pytest.raises(ValueError, match="2 seats"):
         arena.play(Duel(), [winner], jax.random.key(0), num_games=2)
-    with pytest.raises(ValueError, match="multiple of 2"):
+    with pytest.raises(ValueError, match="multiple of the 2 seatings"):
         arena.play(Duel(), [winner, loser], jax.random.key(0), num_games=3)
     for bad in (0, -4, 2.0):
         with pytest.raises(ValueError, match="positive integer"):
@@ -123,3 +123,30 @@ def test_elo_refuses_inconsistent_or_unbounded_results():
     assert np.isfinite(finite).all() and finite[0] > finite[1]
     with pytest.raises(ValueError, match="equal games"):
         ratings.elo(np.array([[0, 3], [3, 0]]), np.array([[0, 4], [4, 0]]))
+
+
+def test_mixed_seatings_seat_two_types_in_every_mixed_way():
+    seatings = arena.mixed_seatings(4, 2)
+    assert seatings.shape == (14, 4) and len({tuple(r) for r in seatings.tolist()}) == 14
+    # each type sits in every seat equally often (7 times), and no seating is all one type
+    assert ((seatings == 0).sum(0) == 7).all() and (np.ptp(seatings, axis=1) == 1).all()
+
+
+def test_seatings_score_a_policy_over_all_its_seats():
+    taker = lambda params, state, key: jnp.int32(1)   # noqa: E731
+    passer = lambda params, state, key: jnp.int32(0)  # noqa: E731
+    seatings = arena.mixed_seatings(4, 2)
+    result = arena.Arena(Take(), [taker, passer], num_games=28, seatings=seatings)(None, jax.random.key(0))
+    np.testing.assert_allclose(result.mean, [1.0, 0.0])
+    np.testing.assert_allclose(result.seat_mean, [[1.0] * 4, [0.0] * 4])
+    np.testing.assert_array_equal(result.seats, np.repeat(seatings, 2, axis=0))
+    np.testing.assert_array_equal(result.seat_returns, (result.seats == 0).astype(np.float32))
+
+
+def test_arena_refuses_seatings_that_leave_a_policy_out():
+    with pytest.raises(ValueError, match="leaves a policy out"):
+        arena.Arena(Take(), [winner, loser], num_games=2, seatings=[[0, 0, 0, 0], [0, 1, 0, 1]])
+    with pytest.raises(ValueError, match="shape"):
+        arena.Arena(Take(), [winner, loser], num_games=2, seatings=[[0, 1]])
+    with pytest.raises(ValueError, match="multiple of the 14 seatings"):
+        arena.Arena(Take(), [winner, loser], num_games=20, seatings=arena.mixed_seatings())

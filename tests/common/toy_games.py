@@ -93,3 +93,38 @@ class HighCard(core.Env):
         other = others[jax.random.randint(key, (), 0, 2)]
         cards = jnp.where(jnp.arange(2) == player_id, own, other).astype(jnp.int32)
         return state.replace(cards=cards)
+
+
+@struct.dataclass
+class TakeState(core.State):
+    current_player: jnp.ndarray     # int32 []
+    observation: jnp.ndarray        # int32 [1]  moves made so far
+    rewards: jnp.ndarray            # float32 [4]
+    terminated: jnp.ndarray         # bool []
+    truncated: jnp.ndarray          # bool []
+    legal_action_mask: jnp.ndarray  # bool [2]
+    step_count: jnp.ndarray         # int32 []
+
+
+class Take(core.Env):
+    """Four players, each moves once in seat order: action 1 takes a point (+1 to the mover),
+    action 0 passes. A seat's return is exactly what its own policy chose."""
+
+    id = "take"
+    num_players = 4
+    num_actions = 2
+
+    def _init(self, key):
+        return TakeState(current_player=jnp.int32(0), observation=jnp.zeros(1, jnp.int32),
+                         rewards=jnp.zeros(4, jnp.float32), terminated=jnp.bool_(False),
+                         truncated=jnp.bool_(False), legal_action_mask=jnp.ones(2, bool),
+                         step_count=jnp.int32(0))
+
+    def _step(self, state, action, key):
+        rewards = jax.nn.one_hot(state.current_player, 4) * action.astype(jnp.float32)
+        done = state.current_player == 3
+        return state.replace(rewards=rewards, terminated=done,
+                             current_player=jnp.where(done, 3, state.current_player + 1).astype(jnp.int32))
+
+    def _observe(self, state, player_id):
+        return state.step_count.reshape(1)
