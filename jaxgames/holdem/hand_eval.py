@@ -42,12 +42,17 @@ HIGH_CARD, ONE_PAIR, TWO_PAIR, THREE_OF_A_KIND, STRAIGHT, FLUSH, FULL_HOUSE, FOU
     STRAIGHT_FLUSH = range(9)
 CATEGORY_NAMES = ("high card", "one pair", "two pair", "three of a kind", "straight", "flush",
                   "full house", "four of a kind", "straight flush")
-#: how many of the 133,784,560 seven-card hands fall in each category (the exhaustive count
-#: in bench/hand_eval_exhaustive.py reproduces these)
+#: how many of the 133,784,560 seven-card hands fall in each category, as published (the
+#: exhaustive count in bench/hand_eval_exhaustive.py and the tests reproduce these)
 SEVEN_CARD_COUNTS = (23_294_460, 58_627_800, 31_433_400, 6_461_620, 6_180_020, 4_047_644,
                      3_473_184, 224_848, 41_584)
+#: the same for the 20,358,520 six-card hands
+SIX_CARD_COUNTS = (6_612_900, 9_730_740, 2_532_816, 732_160, 361_620, 205_792, 165_984, 14_664,
+                   1_844)
 #: the same for the 2,598,960 five-card hands
 FIVE_CARD_COUNTS = (1_302_540, 1_098_240, 123_552, 54_912, 10_200, 5_108, 3_744, 624, 40)
+#: distinct hand strengths (equivalence classes) among all hands of 5, 6 and 7 cards
+NUM_CLASSES = {5: 7462, 6: 6075, 7: 4824}
 
 CATEGORY_SHIFT = 26
 MAJOR_SHIFT = 13
@@ -67,13 +72,14 @@ def evaluate(cards: Array) -> Array:
     if cards.ndim < 1 or cards.shape[-1] not in (5, 6, 7):
         raise ValueError(f"evaluate takes 5, 6 or 7 cards on the last axis, got shape {cards.shape}")
     n = cards.shape[-1]
-    c = cards.astype(jnp.uint32)
     one = jnp.uint32(1)
 
     # Four 13-bit suit masks (bit r: the hand holds rank r in that suit).
     suits = [jnp.zeros(cards.shape[:-1], jnp.uint32) for _ in range(4)]
     for i in range(n):
-        ci = c[..., i]
+        # Converted card by card: converting the whole array first made XLA write it out
+        # as uint32 in a loop of its own before the evaluator's loop.
+        ci = cards[..., i].astype(jnp.uint32)
         bit = one << (ci >> 2)
         s = ci & 3
         suits = [m | jnp.where(s == k, bit, jnp.uint32(0)) for k, m in enumerate(suits)]
