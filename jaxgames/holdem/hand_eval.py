@@ -191,7 +191,7 @@ def card_name(card: int) -> str:
 
 
 def parse_cards(text: str) -> np.ndarray:
-    """``"As Kd 2c"`` (or ``"AsKd2c"``) -> int8 [3] ``[51, 46, 0]``."""
+    """``"As Kd 2c"`` (or ``"AsKd2c"``) -> int8 [3] ``[51, 45, 0]``."""
     compact = "".join(text.split())
     if len(compact) % 2:
         raise ValueError(f"cards are two characters each, got {text!r}")
