@@ -56,6 +56,14 @@ def _time_jitted(fns: list, args: list, repeats: int) -> list[np.ndarray]:
     return [np.array(t) for t in times]
 
 
+def _entry_ops(fn, arg) -> list[str]:
+    """The instructions of the compiled program's entry computation (one fused loop is one)."""
+    text = fn.lower(arg).compile().as_text()
+    entry = text[text.index("ENTRY"):].split("\n}")[0].splitlines()[1:]
+    return [line.split("=")[1].split("(")[0].split()[-1] for line in entry if "=" in line
+            and "parameter(" not in line]
+
+
 def _time_python(fn, passes: int = 3) -> tuple[float, object]:
     """Median seconds of ``passes`` calls of ``fn()`` and its last result."""
     times, out = [], None
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
     result["ratio_eval7"] = ours7 / result["eval7_hands_per_s"]
     result["ratio_phevaluator"] = ours7 / result["phevaluator_hands_per_s"]
 
+    result["entry_ops"] = _entry_ops(evaluate, hands[7])
     v = importlib.metadata.version
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}, {os.cpu_count()} cores), "
           f"jax {jax.__version__}, eval7 {v('eval7')}, phevaluator {v('phevaluator')}")
@@ -124,6 +133,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"(best call {result['ours_best_hands_per_s'] / 1e6:.1f} M/s, {np.median(t7) * 1e3:.2f} ms per batch)")
     print(f"jaxgames evaluate, 6 cards: {result['ours6_hands_per_s'] / 1e6:>9.1f} M hands/s")
     print(f"jaxgames evaluate, 5 cards: {result['ours5_hands_per_s'] / 1e6:>9.1f} M hands/s")
+    print(f"compiled 7-card evaluator: {len(result['entry_ops'])} top-level op(s): "
+          f"{', '.join(result['entry_ops'])}")
     print(f"floor: per-hand sum of the cards {result['read_floor_hands_per_s'] / 1e6:>6.1f} M hands/s "
           f"({np.median(t_read) * 1e3:.2f} ms)")
     print(f"eval7 (Python API):         {result['eval7_hands_per_s'] / 1e6:>9.2f} M hands/s   "
