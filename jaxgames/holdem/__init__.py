@@ -1,5 +1,52 @@
-"""Heads-up no-limit Texas hold'em: the hand evaluator (the game follows in game.py)."""
+"""Heads-up no-limit Texas hold'em: the game, its betting abstraction, cards, the hand
+evaluator and rendering."""
 
+from jaxgames.holdem import betting, cards, hand_eval
+from jaxgames.holdem.betting import (
+    ACTION_NAMES,
+    ALL_IN,
+    CALL,
+    CHECK,
+    FOLD,
+    FRACTIONS,
+    NUM_ACTIONS,
+    RAISE_HALF,
+    RAISE_ONE_HALF,
+    RAISE_POT,
+    RAISE_THREE_QUARTERS,
+    RAISE_TWO,
+    max_actions,
+)
+from jaxgames.holdem.cards import card_name, cards_text, deck_from, parse_card, parse_cards
 from jaxgames.holdem.hand_eval import evaluate
+from jaxgames.holdem.game import STREET_NAMES, Holdem, Observation, State, showdown_result
 
-__all__ = ["evaluate"]
+__all__ = [
+    "ACTION_NAMES",
+    "ALL_IN",
+    "CALL",
+    "CHECK",
+    "FOLD",
+    "FRACTIONS",
+    "Holdem",
+    "NUM_ACTIONS",
+    "Observation",
+    "RAISE_HALF",
+    "RAISE_ONE_HALF",
+    "RAISE_POT",
+    "RAISE_THREE_QUARTERS",
+    "RAISE_TWO",
+    "STREET_NAMES",
+    "State",
+    "betting",
+    "card_name",
+    "cards",
+    "cards_text",
+    "deck_from",
+    "evaluate",
+    "hand_eval",
+    "max_actions",
+    "parse_card",
+    "parse_cards",
+    "showdown_result",
+]
