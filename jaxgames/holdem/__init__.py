@@ -1,7 +1,7 @@
 """Heads-up no-limit Texas hold'em: the game, its betting abstraction, cards, the hand
 evaluator and rendering."""
 
-from jaxgames.holdem import betting, cards, hand_eval
+from jaxgames.holdem import betting, cards, hand_eval, render
 from jaxgames.holdem.betting import (
     ACTION_NAMES,
     ALL_IN,
@@ -20,6 +20,7 @@ from jaxgames.holdem.betting import (
 from jaxgames.holdem.cards import card_name, cards_text, deck_from, parse_card, parse_cards
 from jaxgames.holdem.hand_eval import evaluate
 from jaxgames.holdem.game import STREET_NAMES, Holdem, Observation, State, showdown_result
+from jaxgames.holdem.render import action_text, history_text, legal_actions_text, render_text
 
 __all__ = [
     "ACTION_NAMES",
@@ -38,6 +39,7 @@ __all__ = [
     "RAISE_TWO",
     "STREET_NAMES",
     "State",
+    "action_text",
     "betting",
     "card_name",
     "cards",
@@ -45,8 +47,12 @@ __all__ = [
     "deck_from",
     "evaluate",
     "hand_eval",
+    "history_text",
+    "legal_actions_text",
     "max_actions",
     "parse_card",
     "parse_cards",
+    "render",
+    "render_text",
     "showdown_result",
 ]

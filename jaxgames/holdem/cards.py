@@ -7,7 +7,10 @@ every card comes from a fixed position of it, so ``step`` never draws chance:
     positions 0, 1   seat 0's hole cards
     positions 2, 3   seat 1's hole cards
     positions 4-6    the flop, 7 the turn, 8 the river
-    positions 9-51   never dealt
+    positions 9-51   never dealt: the other 43 cards, in increasing order
+
+Only the nine dealt positions are random (:func:`deal_deck`): drawing the 43 cards nobody
+ever sees would cost more than the rest of a random hand (measured in ``deal_deck``).
 
 Names are the usual two characters, rank then suit: ``As``, ``Td``, ``2c``.
 """
@@ -16,7 +19,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+
+Array = jax.Array
 
 NUM_CARDS = 52
 NUM_RANKS = 13
@@ -31,6 +38,8 @@ HOLE_POSITIONS = np.array([[0, 1], [2, 3]], np.int32)
 BOARD_POSITIONS = np.arange(4, 9, dtype=np.int32)
 #: board cards visible on each street: preflop, flop, turn, river, showdown
 BOARD_VISIBLE = np.array([0, 3, 4, 5, 5], np.int32)
+#: how many deck positions are ever dealt
+NUM_DEALT = 9
 
 
 def rank_of(card):
@@ -91,3 +100,64 @@ def deck_from(hole0: Iterable[int], hole1: Iterable[int], board: Iterable[int] =
     rest = [c for c in range(NUM_CARDS) if c not in fixed]
     # the board's missing cards come first from the rest, so positions stay fixed
     return np.asarray(fixed + rest, np.int8)
+
+
+# -- the deal (pure, jittable) ---------------------------------------------------------------
+
+
+def _select_bit(x: Array, k: Array) -> Array:
+    """uint32: the position of the k-th lowest set bit of ``x`` (k < popcount(x)), by halving."""
+    pos = jnp.zeros_like(x)
+    for w in (16, 8, 4, 2, 1):
+        below = jax.lax.population_count(x & jnp.uint32((1 << w) - 1))
+        up = k >= below
+        k = k - jnp.where(up, below, jnp.uint32(0))
+        x = jnp.where(up, x >> w, x)
+        pos = pos + jnp.where(up, jnp.uint32(w), jnp.uint32(0))
+    return pos
+
+
+def draw_without(words: Array, cards: Array) -> Array:
+    """int32 [n]: n distinct cards drawn uniformly from those not in ``cards`` (int [m], -1
+    entries ignored), one random word each (uint32 [n]; draw i takes the ``word % count``-th
+    card left: a bias below 52 / 2**32). The free cards are a 52-bit set in two words, so a
+    draw is a few elementwise bit operations; a ``lax.scan`` keeps the compiled program small
+    (unrolled, nine draws took 2 s to compile)."""
+    cards = jnp.asarray(cards, jnp.int32)
+    c = jnp.clip(cards, 0, 51).astype(jnp.uint32)
+    lo_bits = jnp.where((cards >= 0) & (cards < 32), jnp.uint32(1) << (c & 31), jnp.uint32(0))
+    hi_bits = jnp.where(cards >= 32, jnp.uint32(1) << ((c - 32) & 31), jnp.uint32(0))
+    taken_lo = jax.lax.reduce(lo_bits, jnp.uint32(0), jax.lax.bitwise_or, (0,))
+    taken_hi = jax.lax.reduce(hi_bits, jnp.uint32(0), jax.lax.bitwise_or, (0,))
+    free = (~taken_lo, ~taken_hi & jnp.uint32((1 << (NUM_CARDS - 32)) - 1))
+
+    def draw(free, word):
+        lo, hi = free
+        count_lo = jax.lax.population_count(lo)
+        count = count_lo + jax.lax.population_count(hi)
+        k = word % jnp.maximum(count, jnp.uint32(1))
+        in_lo = k < count_lo
+        card = jnp.where(in_lo, _select_bit(lo, k), jnp.uint32(32) + _select_bit(hi, k - count_lo))
+        bit = jnp.uint32(1) << (card & jnp.uint32(31))
+        return (jnp.where(in_lo, lo & ~bit, lo), jnp.where(in_lo, hi, hi & ~bit)), card.astype(jnp.int32)
+
+    return jax.lax.scan(draw, free, jnp.asarray(words, jnp.uint32))[1]
+
+
+def deal_deck(dealt: Array, words: Array) -> Array:
+    """int8 [52]: a deck whose dealt positions 0..8 are ``dealt`` (int [9]) where it is >= 0,
+    and cards drawn uniformly from the rest where it is -1 (``words`` uint32 [9], one per
+    position); positions 9..51 hold the 43 other cards in increasing order.
+
+    ``init`` deals with all nine unknown (a uniformly random deal); ``sample_world`` keeps
+    what the player has seen. Measured on the 2-core CPU, 1,024 decks: 0.3 ms, against
+    1.4 ms for all 52 positions drawn the same way, 1.7 ms for a sort of packed random keys
+    and 4.3 ms for ``jax.random.permutation`` (a random hand's play costs about 1-2 ms)."""
+    dealt = jnp.asarray(dealt, jnp.int32)
+    need = dealt < 0
+    drawn = draw_without(words, dealt)
+    first = jnp.where(need, drawn[jnp.clip(jnp.cumsum(need) - 1, 0, NUM_DEALT - 1)], dealt)
+    used = jnp.zeros(NUM_CARDS, jnp.bool_).at[first].set(True)
+    slot = jnp.where(used, NUM_CARDS, jnp.cumsum(~used) - 1)   # each other card's place in the tail
+    tail = jnp.zeros(NUM_CARDS - NUM_DEALT, jnp.int32).at[slot].set(jnp.arange(NUM_CARDS), mode="drop")
+    return jnp.concatenate([first, tail]).astype(jnp.int8)

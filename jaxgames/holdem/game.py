@@ -101,19 +101,24 @@ class Holdem(core.Env):
     # -- the deal -----------------------------------------------------------------------------
 
     def shuffle(self, key: core.PRNGKey) -> Array:
-        """int8 [52]: a uniformly random deck (argsort of 52 random words; ties, below 1 in
-        3 million decks, keep card order)."""
-        return jnp.argsort(rng.random_words(key, C.NUM_CARDS)).astype(jnp.int8)
+        """int8 [52]: a random deck: the nine dealt positions a uniformly random draw without
+        replacement, the 43 other cards after them in increasing order (``cards.deal_deck``)."""
+        return C.deal_deck(jnp.full(C.NUM_DEALT, -1, jnp.int32), rng.random_words(key, C.NUM_DEALT))
 
     def deal(self, deck: Array, button: Array | int = 0, stacks: Array | None = None) -> State:
         """The first decision of a hand dealt from ``deck`` (int8 [52]) with ``button`` on the
-        button and ``stacks`` (int32 [2], default the option ``stack`` each; each must exceed
-        the big blind) before the blinds. Jittable; ``init`` and ``reset`` use it, tests build
-        hands with it."""
+        button and ``stacks`` (int32 [2] before the blinds; default the option ``stack`` each;
+        each above the big blind and at most ``stack``, which the history bound assumes).
+        Jittable; ``init`` and ``reset`` use it, tests build hands with it."""
         deck = jnp.asarray(deck, jnp.int8)
         button = jnp.asarray(button, jnp.int32)
         if stacks is None:
             stacks = jnp.full(2, self.stack, jnp.int32)
+        if not isinstance(stacks, jax.core.Tracer):  # checked where it can be: outside jit
+            given = np.asarray(stacks)
+            if given.shape != (2,) or not ((given > self.big_blind) & (given <= self.stack)).all():
+                raise ValueError(f"holdem stacks must be two chip counts above the big blind "
+                                 f"({self.big_blind}) and at most the stack option ({self.stack}), got {given}")
         stacks = jnp.asarray(stacks, jnp.int32)
         seats = jnp.arange(2, dtype=jnp.int32)
         blinds = jnp.minimum(jnp.where(seats == button, self.small_blind, self.big_blind), stacks)
@@ -134,12 +139,17 @@ class Holdem(core.Env):
             committed=blinds,
             min_raise=jnp.int32(self.big_blind),
             acted=jnp.zeros(2, jnp.bool_),
-            showdown=showdown_result(deck),
+            showdown=self._showdown_at_deal(deck),
             history=jnp.full((h, 3), -1, jnp.int8),
             history_chips=jnp.full(h, -1, jnp.int32),
         )
         state = state.replace(legal_action_mask=self._legal_mask(state))
         return state.replace(observation=self.observe(state, state.current_player))
+
+    @staticmethod
+    def _showdown_at_deal(deck: Array) -> Array:
+        # a hook only so that bench/holdem_env.py can time the alternative (at the last step)
+        return showdown_result(deck)
 
     # -- core.Env -----------------------------------------------------------------------------
 
@@ -229,27 +239,19 @@ class Holdem(core.Env):
     # -- hidden information -------------------------------------------------------------------
 
     def sample_world(self, state: State, player_id: Array, key: core.PRNGKey) -> State:
-        """The same hand with every card ``player_id`` has not seen (the opponent's hole cards,
-        the undealt board, the rest of the deck) shuffled among the positions it has not seen.
+        """The same hand with every card ``player_id`` has not seen redealt: the opponent's
+        hole cards and the undealt board are drawn uniformly from the cards it has not seen
+        (``cards.deal_deck``, which also rebuilds the never-dealt tail).
 
-        Reads only ``player_id``'s own cards and the dealt board: the unseen cards are taken in
-        a random order drawn per card value, and written to the unseen positions in position
-        order, so the real arrangement of the hidden cards never matters."""
+        Reads only ``player_id``'s own cards and the dealt board, so the real arrangement of
+        the hidden cards never matters."""
         player_id = jnp.asarray(player_id, jnp.int32)
-        pos = jnp.arange(C.NUM_CARDS)
+        pos = jnp.arange(C.NUM_DEALT)
         visible = jnp.asarray(C.BOARD_VISIBLE)[state.street]
         known_pos = ((pos // 2) == player_id) | ((pos >= 4) & (pos < 4 + visible))
-        deck = state.deck.astype(jnp.int32)
-        known_card = jnp.zeros(C.NUM_CARDS, jnp.bool_).at[deck].set(known_pos)
-        # unseen cards first, in a random order; then the known ones
-        words = rng.random_words(key, C.NUM_CARDS)
-        card_order = jnp.lexsort((words, known_card))
-        # unseen positions first, in position order; then the known ones
-        pos_order = jnp.argsort(known_pos, stable=True)
-        num_unseen = C.NUM_CARDS - known_pos.sum()
-        values = jnp.where(pos < num_unseen, card_order, deck[pos_order])
-        new_deck = deck.at[pos_order].set(values).astype(jnp.int8)
-        world = state.replace(deck=new_deck, showdown=showdown_result(new_deck))
+        dealt = jnp.where(known_pos, state.deck[:C.NUM_DEALT].astype(jnp.int32), -1)
+        deck = C.deal_deck(dealt, rng.random_words(key, C.NUM_DEALT))
+        world = state.replace(deck=deck, showdown=showdown_result(deck))
         return world.replace(observation=self.observe(world, world.current_player))
 
     # -- helpers ------------------------------------------------------------------------------
