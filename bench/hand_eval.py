@@ -1,12 +1,12 @@
-"""Hands per second of ``jaxgames.holdem.evaluate`` against eval7 and phevaluator, same process.
+"""Hands per second of ``jaxgames.holdem.hand_eval.evaluate`` against eval7 and phevaluator, same process.
 
     python -m bench.hand_eval [--log2-batch 20] [--repeats 21] [--peer-hands 200000]
 
 Ours: one jitted call on a batch of 2**20 random 7-card hands (int8, drawn in NumPy before
 timing), after a warm-up call (compilation), waiting on ``block_until_ready``; the median and
 the best of ``repeats`` calls. Also timed in the same rounds, as a floor: a jitted per-hand
-sum of the same cards (int8 [B, 7] -> int32 [B]: the evaluator's reads and writes, no work). The 5- and 6-card evaluators are timed
-the same way.
+sum of the same cards (int8 [B, 7] -> int32 [B]: the evaluator's reads and writes, no work).
+The 5- and 6-card evaluators are timed the same way.
 
 Peers: eval7 (``eval7.evaluate`` on a list of ``eval7.Card``) and phevaluator
 (``evaluate_cards`` on seven ints), through their Python APIs, one hand per call, on
@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"peers: {len(rows):,} of the same 7-card hands, one Python call per hand, median of 3 passes; "
           f"load average {load_before:.2f} before, {load_after:.2f} after")
     print(f"jaxgames evaluate, 7 cards: {ours7 / 1e6:>9.1f} M hands/s  "
-          f"(best call {result['ours_best_hands_per_s'] / 1e6:.1f} M/s, {np.median(t7) * 1e3:.2f} ms per batch)")
+          f"(best call {result['ours_best_hands_per_s'] / 1e6:.1f} M/s, "
+          f"{np.median(t7) * 1e3:.2f} ms per batch)")
     print(f"jaxgames evaluate, 6 cards: {result['ours6_hands_per_s'] / 1e6:>9.1f} M hands/s")
     print(f"jaxgames evaluate, 5 cards: {result['ours5_hands_per_s'] / 1e6:>9.1f} M hands/s")
     print(f"compiled 7-card evaluator: {len(result['entry_ops'])} top-level op(s): "

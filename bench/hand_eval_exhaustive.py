@@ -1,4 +1,4 @@
-"""Every 5-, 6- and 7-card hand through ``jaxgames.holdem.evaluate``: exact category counts.
+"""Every 5-, 6- and 7-card hand through ``jaxgames.holdem.hand_eval.evaluate``: exact category counts.
 
     python -m bench.hand_eval_exhaustive [--no-peer]
 
