@@ -298,3 +298,9 @@ def test_no_recompile():
     a = fn(_random_hands(1024, 7, seed=1))
     b = fn(_random_hands(1024, 7, seed=2))                  # a second batch: no new trace
     assert a.shape == b.shape == (1024,)
+
+
+def test_package_exports_the_evaluator():
+    from jaxgames import holdem
+
+    assert holdem.evaluate is H.evaluate and "evaluate" in holdem.__all__
