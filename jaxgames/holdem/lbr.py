@@ -210,11 +210,14 @@ def _play(env: Env, bot: HoldemBot, params: Any, deal_key: PRNGKey, lbr_seat: Ar
         lbr_turn = state.current_player == lbr_seat
         obs = env.observe(state, lbr_seat)
         hand_range = normalize(hand_range * ~blocked_hands(jnp.concatenate([obs.hole, obs.board])))
-        # One batch of the bot's probabilities per move: [current state, after each raise].
-        # On the bot's move the first gives the Bayes update; on LBR's move the others give
-        # the fold probabilities (the rest is computed and dropped: a select under vmap).
-        candidates = jax.tree_util.tree_map(
-            lambda x, y: jnp.concatenate([x[None], y]), state, _raise_candidates(env, state))
+        # Every action's next state, stepped once (the move played is one of them: one
+        # traced and compiled step, not two). One batch of the bot's probabilities per move:
+        # [current state, after each raise]; on the bot's move the first gives the Bayes
+        # update, on LBR's move the others give the fold probabilities (the rest is computed
+        # and dropped: a select under vmap).
+        after = jax.vmap(lambda a: env.step(state, a))(jnp.arange(betting.NUM_ACTIONS, dtype=jnp.int32))
+        raises = jnp.asarray(RAISES)
+        candidates = jax.tree_util.tree_map(lambda x, y: jnp.concatenate([x[None], y[raises]]), state, after)
         probs = hand_probs(env, bot, params, state, candidates, bot_seat, k_probs)   # [7, 1326, 9]
         # the bot's move: a sample of its probabilities with its real cards
         real = state.deck.astype(jnp.int32)[2 * bot_seat + jnp.arange(2)]
@@ -226,7 +229,7 @@ def _play(env: Env, bot: HoldemBot, params: Any, deal_key: PRNGKey, lbr_seat: Ar
                                   probs[1:, :, betting.FOLD])
         action = jnp.where(lbr_turn, lbr_action, bot_action)
         hand_range = jnp.where(lbr_turn, hand_range, update_range(hand_range, probs[0], bot_action))
-        state = env.step(state, action)
+        state = jax.tree_util.tree_map(lambda x: x[action], after)
         return state, hand_range, k, won + state.rewards[lbr_seat], t + 1
 
     init = (state, start_range, key, jnp.float32(0), jnp.int32(0))
@@ -271,14 +274,19 @@ class LocalBestResponse:
         self.env, self.bot, self.num_deals, self.wp_samples = env, bot, int(num_deals), wp_samples
         play = functools.partial(_play, env, bot, wp_samples=wp_samples)
 
+        d = self.num_deals
+        # game g: deal g % D, LBR in seat g // D (one vmap over all games: batching the loop
+        # body twice, once per nested vmap, doubled the trace time)
+        seat_of_game = jnp.asarray(np.repeat(np.arange(2, dtype=np.int32), d))
+        deal_of_game = np.tile(np.arange(d), 2)
+
         @jax.jit
         def run(params, key):
             deal_key, play_key = rng.split(key, 2)
-            deals = rng.split(deal_key, self.num_deals)
-            keys = rng.split(play_key, 2 * self.num_deals).reshape(2, self.num_deals)
-            seats = jnp.arange(2, dtype=jnp.int32)
-            by_seat = jax.vmap(lambda d, k, s: play(params, d, s, k), in_axes=(0, 0, None))
-            return jax.vmap(by_seat, in_axes=(None, 0, 0))(deals, keys, seats)
+            deals = rng.split(deal_key, d)[deal_of_game]
+            keys = rng.split(play_key, 2 * d)
+            won, steps = jax.vmap(lambda k_deal, seat, k: play(params, k_deal, seat, k))(deals, seat_of_game, keys)
+            return won.reshape(2, d), steps.reshape(2, d)
 
         self._run = run
 

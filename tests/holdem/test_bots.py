@@ -249,7 +249,7 @@ def test_equity_bot_config_errors():
 
 # -- duplicate head-to-head --------------------------------------------------------------------------
 
-DEALS = 512
+DEALS = 2048
 SIDE_A = [EQUITY, B.call_bot(), B.all_in_bot()]
 SIDE_B = [B.random_bot(), B.call_bot(), B.all_in_bot(), EQUITY]
 PAIRINGS = [("equity", "equity"), ("call", "call"), ("allin", "allin"),
