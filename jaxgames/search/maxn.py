@@ -32,13 +32,31 @@ are searched, at the root too (the others get no value and are never chosen), an
 ``overflow`` flag says that this happened somewhere in the tree. For Hearts, B = 13 is exact
 (a hand never holds more than 13 cards).
 
-Layout. As in :mod:`jaxgames.search.expectimax`, the tree is unrolled at trace time (``depth``
-is static) and every layer is a ``vmap`` over the B children of the layer above: one fused XLA
-program of ``B + B^2 + ... + B^depth`` steps, the leaves evaluated as one batch, no Python and
-no control flow at run time. Static shapes cost what they cost: the subtrees under finished,
-stopped or empty nodes are computed and thrown away (a Hearts search from the third card of a
-trick at depth 4 steps all B^4 leaves although the trick ends after 2 plies: pass the smaller
-depth when it is known statically). ``jax.vmap`` the search for a batch of positions.
+Layout. The tree is built level by level by one ``lax.while_loop`` whose every iteration
+steps ``M = B^(depth-2)`` parents into ``C = M * B`` children with one ``vmap``ped
+``env.step``, so the program holds one copy of the step whatever the depth (the first version
+unrolled the tree at trace time, as :mod:`jaxgames.search.expectimax` does, one nested
+``vmap`` per level: it compiled a step per level and kept every level's states). Iterations
+0 .. depth-2 make the inner levels (level k+1 from the first B^k nodes of the frontier; the
+other slots are stepped and ignored) and carry the new level as the frontier; the last B
+iterations step the frontier (level depth-1, C nodes) into the leaves, M parents at a time.
+Every iteration records what the backup needs of its children (rewards, player to move,
+finished, stopped, leaf value, searched slot, crowded); the states live only in the frontier:
+C states in memory, not B^depth. The backup then runs level by level, deepest first, on the
+records (a reshape to [parents, B] and a select per level: no gathers, no scatters).
+
+The loop stops early once every real node of the newest level is finished or stopped: a
+Hearts search from the last card of a trick makes one level of 16 iterations, from the third
+two. Batched, the search is written for an explicit batch axis and registered as its own vmap
+rule (``jax.custom_batching.custom_vmap``, as :mod:`jaxgames.search.uct`): the loop ends when
+every position of the whole batch is done, with no per-position select of the carry, which a
+plainly vmapped ``while_loop`` would add at every iteration.
+
+Measured (``/tmp``-style script in the report of the change; 2 shared CPU cores, a Hearts-sized
+trick game, depth 4, B = 13, stop at the trick's end, 20 positions at the same place in a
+trick): against the unrolled version this layout compiles 2 to 3 times faster and needs 8 times
+less temporary memory, and it is faster at every place in the trick (about 3 times over the
+four places together).
 
 Imperfect-information games: the search reads the whole state, every hidden card included: on
 its own it is the source's perfect-information expert (PIE), a player that cheats. Honest play
@@ -47,6 +65,7 @@ searches sampled worlds instead: :mod:`jaxgames.search.pimc`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import chex
@@ -62,8 +81,8 @@ ValueFn = Callable[[Any, State], Array]
 #: ``stop(state) -> bool []``: the node is a leaf whatever the depth left
 StopFn = Callable[[State], Array]
 
-#: largest tree (``max_branching ** depth`` leaves) accepted: beyond it the batch of leaf states
-#: outgrows memory long before the search would finish
+#: largest tree (``max_branching ** depth`` leaves) accepted: beyond it a search takes minutes
+#: and its frontier of ``max_branching ** (depth - 1)`` states outgrows memory
 MAX_LEAVES = 1 << 22
 
 
@@ -90,8 +109,9 @@ def maxn_search(env: Env, state: State, params: Any = None, *, depth: int, max_b
     Args:
       env: any env of the contract, any number of players (a stochastic env's ``step`` is
         called with a fixed key: the search sees one sample of its chance).
-      state: the position (one game; ``jax.vmap`` this function for a batch).
-      params: passed to ``value_fn`` (a learned evaluation's weights).
+      state: the position (one game; ``jax.vmap`` this function for a batch: the vmap folds
+        into one batched search, see the module docstring).
+      params: passed to ``value_fn`` (a learned evaluation's weights); a pytree of arrays.
       depth: plies searched, >= 1 (static).
       max_branching: children per node, >= 1 (static); more legal moves are cut, see the
         module docstring.
@@ -103,35 +123,10 @@ def maxn_search(env: Env, state: State, params: Any = None, *, depth: int, max_b
       :class:`MaxnOutput`.
     """
     depth, branching = _check(env, depth, max_branching)
-    num_players, num_actions = env.num_players, env.num_actions
-    levels = _expand_tree(env, state, params, depth, branching, value_fn, stop)
-
-    # Backup, deepest level first: a node's value is its mover's best child's vector.
-    leaves = levels[-1]
-    q = leaves.rewards + jnp.where(leaves.done[:, None], 0.0, leaves.leaf_value)   # [B^depth, P]
-    overflow = jnp.zeros(leaves.done.shape, jnp.bool_)
-    for level, below in zip(levels[-2::-1], levels[:0:-1]):
-        n = level.done.shape[0]
-        value, overflow = _back_up(level, q.reshape(n, branching, num_players),
-                                   below.searched.reshape(n, branching), overflow.reshape(n, branching))
-        q = level.rewards + value                                                  # [n, P]
-
-    # The root: the same rule, then the slots back to action ids.
-    searched = levels[0].searched                                                  # [B]
-    own = jnp.where(searched, _component(q, state.current_player), -jnp.inf)       # [B]
-    best = jnp.argmax(own)                                                         # first index: lowest id
-    actions, _, root_overflow = _compact(_live_mask(state), branching)
-    finished = state.terminated | state.truncated
-    index = jnp.where(searched, actions, num_actions)   # empty slots point past the end: dropped
-    action_values = jnp.full((num_actions, num_players), jnp.nan, jnp.float32).at[index].set(q, mode="drop")
-    own_values = jnp.full(num_actions, -jnp.inf, jnp.float32).at[index].set(own, mode="drop")
-    return MaxnOutput(
-        action=jnp.where(finished, 0, actions[best]).astype(jnp.int32),
-        action_values=action_values,
-        own_values=own_values,
-        value=jnp.where(finished, 0.0, q[best]).astype(jnp.float32),
-        overflow=root_overflow | (searched & overflow).any(),
-    )
+    search = _batched_search(env, depth, branching, value_fn, stop, False)
+    params = jax.tree_util.tree_map(jnp.asarray, params)
+    out = search(jax.tree_util.tree_map(lambda x: x[None], state), params)
+    return jax.tree_util.tree_map(lambda x: x[0], out)
 
 
 def maxn_action_values(env: Env, *, depth: int, max_branching: int, value_fn: ValueFn | None = None,
@@ -162,7 +157,7 @@ def maxn_policy(env: Env, *, depth: int, max_branching: int, value_fn: ValueFn |
     return policy
 
 
-# -- the tree ---------------------------------------------------------------------------------
+# -- helpers ----------------------------------------------------------------------------------
 
 
 def _check(env: Env, depth: int, max_branching: int) -> tuple[int, int]:
@@ -187,7 +182,7 @@ def _compact(mask: Array, branching: int) -> tuple[Array, Array, Array]:
 
     Returns (actions int32 [B] (0 in empty slots), searched bool [B], overflow bool []: more
     than B were True). Slot b holds the action whose rank among the True entries is b: a
-    [B, A] compare and a sum, which fuse (no sort, no scatter, cheap under nested vmaps).
+    [B, A] compare and a sum, which fuse (no sort, no scatter).
     """
     rank = jnp.cumsum(mask, dtype=jnp.int32) - 1                              # [A]
     hit = mask[None, :] & (rank[None, :] == jnp.arange(branching, dtype=jnp.int32)[:, None])  # [B, A]
@@ -196,19 +191,22 @@ def _compact(mask: Array, branching: int) -> tuple[Array, Array, Array]:
 
 
 def _component(q: Array, player: Array) -> Array:
-    """``q[:, player]`` as a masked sum: under nested vmaps a gather per node compiles and runs
-    slower than this elementwise select, which fuses."""
+    """``q[:, player]`` as a masked sum: an elementwise select that fuses, where a gather per
+    node is an operation of its own."""
     return jnp.where(jnp.arange(q.shape[-1]) == player, q, 0.0).sum(-1)
 
 
 def _row(q: Array, index: Array) -> Array:
-    """``q[index]`` as a masked sum (see :func:`_component`); q must be finite."""
+    """``q[index]`` as a masked sum (see :func:`_component`)."""
     return jnp.where((jnp.arange(q.shape[0]) == index)[:, None], q, 0.0).sum(0)
+
+
+# -- the tree ---------------------------------------------------------------------------------
 
 
 @chex.dataclass(frozen=True)
 class _Level:
-    """Every node of one level of the tree, in heap order (node j's children are j*B .. j*B+B-1
+    """Every node of one level of one tree in heap order (node j's children are j*B .. j*B+B-1
     of the level below); n = B^k at level k."""
 
     rewards: Array     # float32 [n, P]  rewards of the move into the node
@@ -220,38 +218,69 @@ class _Level:
     crowded: Array     # bool [n]        more than B moves are legal at the node
 
 
-def _expand_tree(env, root, params, depth, branching, value_fn, stop) -> list[_Level]:
-    """The levels 1 .. depth of the tree below ``root``, made by one loop of one expansion.
+@functools.lru_cache(maxsize=128)
+def _batched_search(env, depth, branching, value_fn, stop, params_batched):
+    """``(states [N], params) -> MaxnOutput [N]`` (params with a leading [N] on every leaf when
+    ``params_batched``), whose own vmap folds the new axis into N."""
 
-    Every iteration steps ``M = B^(depth-2)`` parents into ``C = M * B`` children (one
-    ``vmap``ped ``env.step``: compiled once whatever the depth). Iterations 0 .. depth-2 build
-    the inner levels (level k+1 from the first B^k slots of the frontier; the rest of the
-    slots are stepped and ignored), and carry the new level as the frontier; the last B
-    iterations expand the frontier (level depth-1, C nodes) M parents at a time into the
-    leaves. Each iteration records its children's few figures; the states themselves live
-    only in the frontier, so memory is C states, not B^depth.
-    """
-    b = branching
+    @jax.custom_batching.custom_vmap
+    def search(states, params):
+        return _search(env, states, params, params_batched, depth, branching, value_fn, stop)
+
+    @search.def_vmap
+    def _fold(axis_size, in_batched, states, params):
+        # vmap over an [N]-batched call: one [axis_size * N] search (through a search again,
+        # so that nested vmaps fold as well), split back
+        def flat(x, batched):
+            if not batched:
+                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
+
+        states = jax.tree_util.tree_map(flat, states, in_batched[0])
+        n = jax.tree_util.tree_leaves(states)[0].shape[0] // axis_size
+        if params_batched:
+            params = jax.tree_util.tree_map(flat, params, in_batched[1])
+            inner = search
+        elif any(jax.tree_util.tree_leaves(in_batched[1])):
+            # params differ along the new axis only: one copy per position of the flat batch
+            params = jax.tree_util.tree_map(
+                lambda x, b: jnp.repeat(x, n, axis=0) if b else jnp.broadcast_to(x, (axis_size * n,) + x.shape),
+                params, in_batched[1])
+            inner = _batched_search(env, depth, branching, value_fn, stop, True)
+        else:
+            inner = search
+        out = inner(states, params)
+        out = jax.tree_util.tree_map(lambda x: x.reshape((axis_size, n) + x.shape[1:]), out)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return search
+
+
+def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> MaxnOutput:
+    """The search of a batch ``states`` [N] (see the module docstring): the loop, then the
+    backup of each tree."""
     m = b ** max(depth - 2, 0)
     c = m * b
     inner = depth - 1
     iterations = inner + (b if depth >= 2 else 1)
-    key = jax.random.key(0)    # the step's chance, if any: one fixed sample
-    zeros = jnp.zeros((c, env.num_players), jnp.float32)
+    num_players = env.num_players
+    p_axis = 0 if params_batched else None
 
-    def values(children):
-        return jax.vmap(lambda s: jnp.asarray(value_fn(params, s), jnp.float32).reshape(env.num_players))(children)
-
-    def body(i, carry):
-        frontier, record = carry
+    def expand(i, frontier, real, params):
+        """One position's iteration i: (new frontier, its real nodes, alive, the children's record)."""
         start = jnp.where(i < inner, 0, (i - inner) * m)
-        parents = jax.tree_util.tree_map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, m), frontier)
+        parents, parents_real = jax.tree_util.tree_map(
+            lambda x: jax.lax.dynamic_slice_in_dim(x, start, m), (frontier, real))
         actions, searched, _ = jax.vmap(lambda s: _compact(_live_mask(s), b))(parents)     # [M, B]
-        children = jax.vmap(jax.vmap(lambda s, a: env.step(s, a, key), (None, 0)))(parents, actions)
+        step = lambda s, a: env.step(s, a, jax.random.key(0))  # noqa: E731  (chance: one fixed sample)
+        children = jax.vmap(jax.vmap(step, (None, 0)))(parents, actions)
         children = jax.tree_util.tree_map(lambda x: x.reshape((c,) + x.shape[2:]), children)
+        zeros = jnp.zeros((c, num_players), jnp.float32)
+        values = lambda s: jax.vmap(  # noqa: E731
+            lambda x: jnp.asarray(value_fn(params, x), jnp.float32).reshape(num_players))(s)
         if value_fn is None:
             leaf_value = zeros
-        elif stop is None:   # only the leaves need it: skip it on inner iterations
+        elif stop is None:   # only leaves need it: skipped on inner iterations (i is not batched)
             leaf_value = jax.lax.cond(i >= inner, values, lambda _: zeros, children)
         else:
             leaf_value = values(children)
@@ -264,24 +293,67 @@ def _expand_tree(env, root, params, depth, branching, value_fn, stop) -> list[_L
             searched=searched.reshape(c),
             crowded=jax.vmap(_live_mask)(children).sum(-1) > b,
         )
-        record = jax.tree_util.tree_map(lambda r, x: r.at[i].set(x), record, level)
-        frontier = jax.lax.cond(i < inner, lambda: children, lambda: frontier)
-        return frontier, record
+        children_real = (parents_real[:, None] & searched).reshape(c)
+        # once every real node of the new level is finished or stopped nothing deeper counts
+        alive = (children_real & ~level.done & ~level.stopped).any()
+        is_inner = i < inner
+        frontier, real = jax.lax.cond(is_inner, lambda: (children, children_real), lambda: (frontier, real))
+        return frontier, real, is_inner & alive | ~is_inner, level
 
-    frontier = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (c,) + x.shape), root)
-    record = jax.tree_util.tree_map(lambda x: jnp.zeros((iterations,) + x.shape, x.dtype), _level_shape(env, c))
-    _, record = jax.lax.fori_loop(0, iterations, body, (frontier, record))
+    def body(carry):
+        i, frontier, real, _, record = carry
+        frontier, real, alive, level = jax.vmap(
+            functools.partial(expand, i), in_axes=(0, 0, p_axis))(frontier, real, params)
+        record = jax.tree_util.tree_map(lambda r, x: r.at[:, i].set(x), record, level)
+        return i + 1, frontier, real, alive.any(), record
+
+    n = jax.tree_util.tree_leaves(states)[0].shape[0]
+    frontier = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x[:, None], (n, c) + x.shape[1:]), states)
+    real = jnp.broadcast_to(jnp.arange(c) == 0, (n, c))
+    record = jax.tree_util.tree_map(
+        lambda x: jnp.zeros((n, iterations) + x.shape, x.dtype),
+        _Level(rewards=jnp.zeros((c, num_players), jnp.float32), player=jnp.zeros(c, jnp.int32),
+               done=jnp.zeros(c, jnp.bool_), stopped=jnp.zeros(c, jnp.bool_),
+               leaf_value=jnp.zeros((c, num_players), jnp.float32), searched=jnp.zeros(c, jnp.bool_),
+               crowded=jnp.zeros(c, jnp.bool_)))
+    *_, record = jax.lax.while_loop(lambda carry: (carry[0] < iterations) & carry[3], body,
+                                   (jnp.int32(0), frontier, real, jnp.bool_(True), record))
+    return jax.vmap(functools.partial(_finish, env, depth, b))(states, record)
+
+
+def _finish(env, depth, b, state, record) -> MaxnOutput:
+    """One position's output from its tree's record (leaves [I, C, ...])."""
+    num_players, num_actions = env.num_players, env.num_actions
+    inner = depth - 1
     levels = [jax.tree_util.tree_map(lambda r, k=k: r[k - 1, :b ** k], record) for k in range(1, depth)]
     levels.append(jax.tree_util.tree_map(lambda r: r[inner:].reshape((b ** depth,) + r.shape[2:]), record))
-    return levels
 
+    # Backup, deepest level first: a node's value is its mover's best child's vector.
+    leaves = levels[-1]
+    q = leaves.rewards + jnp.where(leaves.done[:, None], 0.0, leaves.leaf_value)   # [B^depth, P]
+    overflow = jnp.zeros(leaves.done.shape, jnp.bool_)
+    for level, below in zip(levels[-2::-1], levels[:0:-1]):
+        n = level.done.shape[0]
+        value, overflow = _back_up(level, q.reshape(n, b, num_players),
+                                   below.searched.reshape(n, b), overflow.reshape(n, b))
+        q = level.rewards + value                                                  # [n, P]
 
-def _level_shape(env, n) -> _Level:
-    p = env.num_players
-    return _Level(rewards=jnp.zeros((n, p), jnp.float32), player=jnp.zeros(n, jnp.int32),
-                  done=jnp.zeros(n, jnp.bool_), stopped=jnp.zeros(n, jnp.bool_),
-                  leaf_value=jnp.zeros((n, p), jnp.float32), searched=jnp.zeros(n, jnp.bool_),
-                  crowded=jnp.zeros(n, jnp.bool_))
+    # The root: the same rule, then the slots back to action ids.
+    searched = levels[0].searched                                                  # [B]
+    own = jnp.where(searched, _component(q, state.current_player), -jnp.inf)       # [B]
+    best = jnp.argmax(own)                                                         # first index: lowest id
+    actions, _, root_overflow = _compact(_live_mask(state), b)
+    finished = state.terminated | state.truncated
+    index = jnp.where(searched, actions, num_actions)   # empty slots point past the end: dropped
+    action_values = jnp.full((num_actions, num_players), jnp.nan, jnp.float32).at[index].set(q, mode="drop")
+    own_values = jnp.full(num_actions, -jnp.inf, jnp.float32).at[index].set(own, mode="drop")
+    return MaxnOutput(
+        action=jnp.where(finished, 0, actions[best]).astype(jnp.int32),
+        action_values=action_values,
+        own_values=own_values,
+        value=jnp.where(finished, 0.0, q[best]).astype(jnp.float32),
+        overflow=root_overflow | (searched & overflow).any(),
+    )
 
 
 def _back_up(level: _Level, q: Array, searched: Array, overflow: Array) -> tuple[Array, Array]:

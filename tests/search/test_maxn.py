@@ -17,27 +17,14 @@ import pytest
 
 from jaxgames import search
 from jaxgames.search import maxn
-from toy_trick_game import POINTS, RANK, TrickGame
+from toy_trick_game import TrickGame, card_value, reference_maxn, trick_done
 
 ENV = TrickGame()
 NUM_PLAYERS = ENV.num_players
-# dyadic weight of holding each card at a leaf: point cards are bad to keep, high cards too
-CARD_WEIGHT = (-0.5 * POINTS - 0.125 * RANK).astype(np.float32)
+value_fn = card_value
 
-
-def value_fn(params, state):
-    """float32 [3]: each seat's weighted count of the cards it still holds (reads hidden cards)."""
-    held = (state.holder[None, :] == jnp.arange(NUM_PLAYERS)[:, None]) & ~state.played[None, :]
-    return params * (held * jnp.asarray(CARD_WEIGHT)).sum(1)
-
-
-def trick_done(state):
-    """A trick has just completed: the table is empty."""
-    return (state.table < 0).all()
-
-
-# (depth, max_branching, value_fn, stop): the source's shape (to the end of the trick, with a
-# leaf value), plain rewards-only search, and a narrow deep one that cuts branches.
+# The source's shape (to the end of the trick, with a leaf value), a rewards-only search, and a
+# narrow deep one that cuts branches (a leaf value, no stop).
 CONFIGS = {
     "trick": dict(depth=4, max_branching=4, value_fn=value_fn, stop=trick_done),
     "plain": dict(depth=2, max_branching=4),
@@ -46,23 +33,33 @@ CONFIGS = {
 
 
 def _batched_search(name):
-    """Jitted ``(states [N], params) -> (MaxnOutput, policy actions, action values)`` [N] of
-    one configuration, traced once; the policy and the action values come from maxn_policy and
-    maxn_action_values, compiled with the search (XLA merges the identical trees)."""
+    """Jitted ``(states [4, N/4], params [4, N/4]) -> (MaxnOutput, policy actions, action
+    values)`` [4, N/4] of one configuration, traced once: a vmap of a vmap with params per
+    position, which the search's vmap rule folds into one batch of N. The policy and the action
+    values (maxn_policy and maxn_action_values, thin wrappers of the search) are compiled for
+    the plain search only: each is a program of its own."""
     cfg = CONFIGS[name]
     policy, values = maxn.maxn_policy(ENV, **cfg), maxn.maxn_action_values(ENV, **cfg)
 
     def search(state, params):
-        return (maxn.maxn_search(ENV, state, params, **cfg),
-                policy(params, state, jax.random.key(0)), values(params, state))
+        out = maxn.maxn_search(ENV, state, params, **cfg)
+        if name != "plain":
+            return out, out.action, out.own_values
+        return out, policy(params, state, jax.random.key(0)), values(params, state)
     search.__name__ = f"search_{name}"   # chex counts traces per function name and source
-    return jax.jit(jax.vmap(chex.assert_max_traces(search, n=1), in_axes=(0, None)))
+    batched = jax.jit(jax.vmap(jax.vmap(chex.assert_max_traces(search, n=1))))
+
+    def run(states, params):
+        """(states [N], params [N]) -> outputs [N]"""
+        split = lambda x: x.reshape((4, -1) + x.shape[1:])  # noqa: E731
+        out = batched(jax.tree_util.tree_map(split, states), split(params))
+        return jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), out)
+    return run
 
 
 _SEARCH = {name: _batched_search(name) for name in CONFIGS}
 _step = jax.jit(ENV.step)
-_value = jax.jit(value_fn)
-_stop = jax.jit(trick_done)
+_init = jax.jit(ENV.init)
 
 
 def _positions(seed: int, moves: tuple[int, ...]) -> list:
@@ -70,7 +67,7 @@ def _positions(seed: int, moves: tuple[int, ...]) -> list:
     gen = np.random.default_rng(seed)
     out = []
     for deal in range(4):
-        state = ENV.init(jax.random.key(1000 * seed + deal))
+        state = _init(jax.random.key(1000 * seed + deal))
         for t in range(max(moves) + 1):
             if t in moves:
                 out.append(state)
@@ -84,55 +81,19 @@ def _stack(states):
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
 
 
-ONE = jnp.float32(1.0)    # params of value_fn: a scale (always a float32 scalar: one trace)
+ONE = jnp.float32(1.0)    # params of value_fn: a scale
 POSITIONS = _positions(0, (0, 1, 2, 4, 8, 10, 12))       # 28 positions, 4 of them finished
 OTHERS = _positions(1, (0, 1, 2, 4, 8, 10, 12))          # same shapes, other deals
+N = len(POSITIONS)
+ONES = jnp.ones(N, jnp.float32)
+SCALES = jnp.asarray(1.0 + np.arange(N) % 3, jnp.float32)   # value_fn's params, per position
 
 
-# -- the reference: plain recursive max^n ------------------------------------------------------
-
-
-def reference(state, *, depth, max_branching, value_fn=None, stop=None, params=None):
-    """(action_values [A, P] NaN where not searched, overflow) by recursion over env.step.
-
-    Independent of the implementation: Python recursion, the legal ids in ascending order with
-    the first ``max_branching`` kept, the mover keeps the first child strictly better for it.
-    """
-    overflow = [False]
-
-    def leaf(s):
-        return np.zeros(NUM_PLAYERS) if value_fn is None else np.asarray(_value(params, s), np.float64)
-
-    def children(s):
-        legal = np.flatnonzero(np.asarray(s.legal_action_mask))
-        overflow[0] |= len(legal) > max_branching
-        for a in legal[:max_branching]:
-            yield a, _step(s, jnp.int32(a))
-
-    def node(s, d):
-        if bool(s.terminated | s.truncated):
-            return np.zeros(NUM_PLAYERS)
-        if d == 0 or (stop is not None and bool(_stop(s))):
-            return leaf(s)
-        mover, best = int(s.current_player), None
-        for _, c in children(s):
-            v = np.asarray(c.rewards, np.float64) + node(c, d - 1)
-            if best is None or v[mover] > best[mover]:
-                best = v
-        return best
-
-    q = np.full((ENV.num_actions, NUM_PLAYERS), np.nan)
-    if not bool(state.terminated | state.truncated):
-        for a, c in children(state):
-            q[a] = np.asarray(c.rewards, np.float64) + node(c, depth - 1)
-    return q, overflow[0]
-
-
-def _check_against_reference(name, states, out, params=ONE):
+def _check_against_reference(name, states, out, params=ONES):
     cfg = CONFIGS[name]
     out = jax.tree_util.tree_map(np.asarray, out)
     for i, state in enumerate(states):
-        q, overflow = reference(state, params=params, **cfg)
+        q, overflow = reference_maxn(ENV, state, params=params[i], **cfg)
         np.testing.assert_array_equal(out.action_values[i], q, err_msg=f"{name} position {i}")
         assert bool(out.overflow[i]) == overflow, f"{name} position {i}: overflow"
         mover = int(state.current_player)
@@ -148,7 +109,7 @@ def _check_against_reference(name, states, out, params=ONE):
 
 @pytest.fixture(scope="module")
 def results():
-    return {name: _SEARCH[name](_stack(POSITIONS), ONE)[0] for name in CONFIGS}
+    return {name: _SEARCH[name](_stack(POSITIONS), ONES)[0] for name in CONFIGS}
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -171,9 +132,10 @@ def test_batch_covers_the_cases(results):
 
 
 def test_no_recompile_and_params_flow():
-    """Other positions and other params reuse the compiled search; params reach value_fn."""
-    out = _SEARCH["trick"](_stack(OTHERS), jnp.float32(2.0))[0]
-    _check_against_reference("trick", OTHERS, out, params=jnp.float32(2.0))
+    """Other positions and other params reuse the compiled search; each position's params
+    reach value_fn (the vmap rule folds a vmap of a vmap, params batched, into one batch)."""
+    out = _SEARCH["trick"](_stack(OTHERS), SCALES)[0]
+    _check_against_reference("trick", OTHERS, out, params=SCALES)
 
 
 def test_hand_worked_end_game():
@@ -193,7 +155,7 @@ def test_hand_worked_end_game():
     played[[0, 1, 2, 3, 4, 10]] = False
     holder[played] = np.arange(12)[played] % 3             # played cards: any seat, points 0
     state = ENV.from_holder(holder, played=played, leader=0)
-    out = jax.tree_util.tree_map(lambda x: np.asarray(x[0]), _SEARCH["narrow"](_stack([state] * len(POSITIONS)), ONE)[0])
+    out = jax.tree_util.tree_map(lambda x: np.asarray(x[0]), _SEARCH["narrow"](_stack([state] * N), ONES)[0])
     np.testing.assert_array_equal(out.action_values[2], [-3, 0, -3])
     np.testing.assert_array_equal(out.action_values[3], [-5, 0, -1])
     assert np.isnan(out.action_values[[0, 1, 4, 10]]).all()
@@ -202,10 +164,9 @@ def test_hand_worked_end_game():
 
 
 def test_policy_and_action_values_agree_with_search():
-    for name in CONFIGS:
-        out, actions, own = _SEARCH[name](_stack(POSITIONS), ONE)
-        np.testing.assert_array_equal(actions, out.action)
-        np.testing.assert_array_equal(own, out.own_values)
+    out, actions, own = _SEARCH["plain"](_stack(POSITIONS), ONES)
+    np.testing.assert_array_equal(actions, out.action)
+    np.testing.assert_array_equal(own, out.own_values)
 
 
 def test_exports():
@@ -225,3 +186,4 @@ def test_bad_options(kwargs, message):
         maxn.maxn_policy(ENV, **kwargs)
     with pytest.raises(ValueError, match=message):
         maxn.maxn_search(ENV, POSITIONS[0], **kwargs)
+

@@ -22,6 +22,8 @@ card of a suit one of them is void in goes to the other, the rest are split at r
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -168,7 +170,8 @@ class TrickGame(core.Env):
         gets_a = to_a | (free & (order < count_a - to_a.sum()))
         holder = jnp.where(unseen, jnp.where(gets_a, a, b), state.holder).astype(jnp.int8)
         world = state.replace(holder=holder)
-        return world.replace(legal_action_mask=jnp.where(world.terminated, True, _legal(world)))
+        world = world.replace(legal_action_mask=jnp.where(world.terminated, True, _legal(world)))
+        return world.replace(observation=self._observe(world, world.current_player))
 
 
 def _legal(state) -> jnp.ndarray:
@@ -180,10 +183,66 @@ def _legal(state) -> jnp.ndarray:
     return jnp.where((led >= 0) & follow.any(), follow, hand)
 
 
-# -- a plain-Python copy of the rules, for brute-force references ------------------------------
+# -- search helpers shared by the max^n and PIMC tests -------------------------------------------
+
+#: dyadic weight of still holding each card: point cards are bad to keep, high cards too
+CARD_WEIGHT = (-0.5 * POINTS - 0.125 * RANK).astype(np.float32)
 
 
-def trick_winner(table: dict[int, int], leader: int) -> int:
-    """Seat that wins a complete trick ``{seat: card}`` led by ``leader``."""
-    led = SUIT[table[leader]]
-    return max((s for s in table if SUIT[table[s]] == led), key=lambda s: RANK[table[s]])
+def card_value(params, state) -> jnp.ndarray:
+    """A leaf evaluation, float32 [3]: ``params`` (a float32 scale) times each seat's summed
+    CARD_WEIGHT of the cards it still holds. Reads hidden cards; every value is exact in float32."""
+    held = (state.holder[None, :] == jnp.arange(NUM_PLAYERS)[:, None]) & ~state.played[None, :]
+    return params * (held * jnp.asarray(CARD_WEIGHT)).sum(1)
+
+
+def trick_done(state) -> jnp.ndarray:
+    """bool []: no card on the table (a trick has just completed)."""
+    return (state.table < 0).all()
+
+
+@functools.lru_cache(maxsize=None)
+def _jitted(fn):
+    return jax.jit(fn)
+
+
+def reference_maxn(env, state, *, depth, max_branching, value_fn=None, stop=None, params=None):
+    """max^n by plain recursion over ``env.step``: (action_values float64 [A, P], NaN where not
+    searched; overflow: some expanded node had more than ``max_branching`` legal moves).
+
+    Independent of jaxgames.search.maxn: Python recursion, one step at a time; the legal ids
+    in ascending order, the first ``max_branching`` kept; the mover keeps the first child
+    strictly better for it (ties: the lowest id); finished games are worth 0 below, stopped
+    nodes (never the root) and depth-0 nodes ``value_fn(params, node)``.
+    """
+    step = _jitted(env.step)
+    overflow = [False]
+
+    def leaf(s):
+        if value_fn is None:
+            return np.zeros(env.num_players)
+        return np.asarray(_jitted(value_fn)(params, s), np.float64)
+
+    def children(s):
+        legal = np.flatnonzero(np.asarray(s.legal_action_mask))
+        overflow[0] |= len(legal) > max_branching
+        for a in legal[:max_branching]:
+            yield a, step(s, jnp.int32(a))
+
+    def node(s, d):
+        if bool(s.terminated | s.truncated):
+            return np.zeros(env.num_players)
+        if d == 0 or (stop is not None and bool(_jitted(stop)(s))):
+            return leaf(s)
+        mover, best = int(s.current_player), None
+        for _, c in children(s):
+            v = np.asarray(c.rewards, np.float64) + node(c, d - 1)
+            if best is None or v[mover] > best[mover]:
+                best = v
+        return best
+
+    q = np.full((env.num_actions, env.num_players), np.nan)
+    if not bool(state.terminated | state.truncated):
+        for a, c in children(state):
+            q[a] = np.asarray(c.rewards, np.float64) + node(c, depth - 1)
+    return q, overflow[0]
