@@ -31,6 +31,7 @@ _OBSERVE = jax.jit(GAME.observe)
 # sample_world of the target-score game: the standard hand plus the later deals to redraw
 SAMPLE = jax.jit(jax.vmap(GAME.sample_world, in_axes=(None, None, 0)))
 GAME_INIT = jax.jit(GAME.init)
+LEGAL = jax.jit(GAME.legal_mask)
 ASSIGN = jax.jit(jax.vmap(D.assign_hidden, in_axes=(None, None, 0)))
 COUNT = jax.jit(D.count_assignments)
 
@@ -353,7 +354,7 @@ def _random_states():
     """States of random play: while passing, after the exchange, mid-hand, late."""
     rng = np.random.default_rng(1)
     out = []
-    for g in range(3):
+    for g in range(2):
         s = GAME_INIT(jax.random.key(10 + g))
         for t in range(60):
             if t in (5, 12, 13, 30, 55):
@@ -394,10 +395,10 @@ def test_sample_world_keeps_what_the_player_knows(which):
                     receiver = (q + int(s.pass_dir)) % 4
                     held_after = np.where(played, np.asarray(s.played_by), w_owner)
                     assert (held_after[got] == receiver).all()
-            for w in range(0, 64, 16):
+            for w in (0, 63):
                 world = jax.tree_util.tree_map(lambda x: x[w], worlds)
                 chex.assert_trees_all_equal(OBSERVE(world, p), OBSERVE(s, p))
-                np.testing.assert_array_equal(world.legal_action_mask, STD.legal_mask(world))
+                np.testing.assert_array_equal(world.legal_action_mask, LEGAL(world))
             # the real deal is one of the consistent deals, so there is always one; where there
             # are several, the worlds differ
             others = [(p + i) % 4 for i in (1, 2, 3)]
@@ -421,21 +422,21 @@ def _brute_force(allowed, capacity):
 
 def test_constrained_deal_counts_and_is_uniform():
     gen = np.random.default_rng(5)
-    for trial in range(4):   # exact counts against enumeration, random constraints
-        hidden = gen.choice(52, 9, replace=False)
+    for trial in range(3):   # exact counts against enumeration, random constraints
+        hidden = gen.choice(52, 8, replace=False)
         allowed = np.zeros((3, 52), bool)
-        allowed[:, hidden] = gen.random((3, 9)) < 0.7
-        allowed[gen.integers(3, size=9), hidden] = True        # every hidden card has a seat
-        _, sols = _brute_force(allowed, np.array([3, 3, 3]))
-        assert float(COUNT(allowed, np.array([3, 3, 3]))) == len(sols)
-    # uniformity: every consistent assignment equally often (chi-square, 20000 deals)
+        allowed[:, hidden] = gen.random((3, 8)) < 0.7
+        allowed[gen.integers(3, size=8), hidden] = True        # every hidden card has a seat
+        _, sols = _brute_force(allowed, np.array([3, 3, 2]))
+        assert len(sols) > 0 and float(COUNT(allowed, np.array([3, 3, 2]))) == len(sols)
+    # uniformity: every consistent assignment equally often (chi-square, 10000 deals)
     allowed = np.zeros((3, 52), bool)
     hidden = [3, 7, 11, 15, 19, 23, 27]
     allowed[:, hidden] = True
     allowed[0, 3] = allowed[1, 7] = allowed[2, 11] = allowed[0, 15] = allowed[1, 15] = False
     capacity = np.array([2, 2, 3])
     idx, sols = _brute_force(allowed, capacity)
-    n = 20000
+    n = 10000
     words = jax.vmap(lambda k: jax.random.bits(k, (52,), jnp.uint32))(jax.random.split(jax.random.key(9), n))
     got = np.asarray(ASSIGN(allowed, capacity, words))[:, idx]
     index = {s: i for i, s in enumerate(sols)}
@@ -452,16 +453,22 @@ def test_constrained_deal_counts_and_is_uniform():
 
 
 def test_deals_are_even_and_reproducible():
-    deals = np.asarray(jax.jit(jax.vmap(D.deal_owner))(jax.random.split(jax.random.key(0), 4000)))
+    deal = jax.jit(jax.vmap(D.deal_owner))
+    deals = np.asarray(deal(jax.random.split(jax.random.key(0), 4000)))
     assert all(((deals == s).sum(1) == 13).all() for s in range(4))
     share = (deals == 0).mean(0)                                # each card to seat 0 a quarter of the time
     assert np.abs(share - 0.25).max() < 5 * np.sqrt(0.25 * 0.75 / 4000)
+    together = (deals[:, 0] == deals[:, 1]).mean()              # two cards in one hand: 12/51
+    assert abs(together - 12 / 51) < 5 * np.sqrt(0.2 * 0.8 / 4000)
     packed = D.pack_deal(jnp.asarray(deals[:5]))
     assert packed.shape == (5, 13) and packed.dtype == jnp.uint8
     np.testing.assert_array_equal(D.unpack_deal(packed), deals[:5])
-    a, b = STD.init(jax.random.key(1)), STD.init(jax.random.key(1))
+    again = np.asarray(deal(jax.random.split(jax.random.key(0), 4000)))
+    np.testing.assert_array_equal(again, deals)                 # same key, same deal
+    assert len({d.tobytes() for d in deals}) == 4000
+    a, b = GAME_INIT(jax.random.key(1)), GAME_INIT(jax.random.key(1))
     chex.assert_trees_all_equal(a, b)
-    assert not np.array_equal(a.owner, STD.init(jax.random.key(2)).owner)
+    assert not np.array_equal(a.next_deals, GAME_INIT(jax.random.key(2)).next_deals)
 
 
 def test_render():
@@ -477,5 +484,5 @@ def test_render():
 
 def test_no_recompiles():
     # every jitted function above met states of many shapes of play and compiled once
-    for fn in (*STEP.values(), FROM_DEAL, _OBSERVE, SAMPLE, GAME_INIT, ASSIGN, COUNT):
+    for fn in (*STEP.values(), FROM_DEAL, _OBSERVE, SAMPLE, GAME_INIT, LEGAL, ASSIGN, COUNT):
         assert fn._cache_size() == 1
