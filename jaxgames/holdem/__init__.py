@@ -21,15 +21,24 @@ from jaxgames.holdem.cards import card_name, cards_text, deck_from, parse_card, 
 from jaxgames.holdem.hand_eval import evaluate
 from jaxgames.holdem.game import STREET_NAMES, Holdem, Observation, State, showdown_result
 from jaxgames.holdem.render import action_text, history_text, legal_actions_text, render_text
+from jaxgames.holdem import bots, equity, lbr
+from jaxgames.holdem.bots import BOT_NAMES, EquityBotConfig, HeadToHead, HoldemBot, head_to_head, make_bot
+from jaxgames.holdem.lbr import LBRResult, LocalBestResponse
 
 __all__ = [
     "ACTION_NAMES",
     "ALL_IN",
+    "BOT_NAMES",
     "CALL",
     "CHECK",
+    "EquityBotConfig",
     "FOLD",
     "FRACTIONS",
+    "HeadToHead",
     "Holdem",
+    "HoldemBot",
+    "LBRResult",
+    "LocalBestResponse",
     "NUM_ACTIONS",
     "Observation",
     "RAISE_HALF",
@@ -41,14 +50,19 @@ __all__ = [
     "State",
     "action_text",
     "betting",
+    "bots",
     "card_name",
     "cards",
     "cards_text",
     "deck_from",
+    "equity",
     "evaluate",
     "hand_eval",
+    "head_to_head",
     "history_text",
+    "lbr",
     "legal_actions_text",
+    "make_bot",
     "max_actions",
     "parse_card",
     "parse_cards",

@@ -304,3 +304,11 @@ def test_duplicate_summary_by_hand():
 def test_head_to_head_errors():
     with pytest.raises(ValueError, match="num_deals"):
         B.head_to_head(ENV, EQUITY, EQUITY, jax.random.key(0), num_deals=1)
+
+
+def test_package_exports():
+    import jaxgames.holdem as holdem
+    from jaxgames.holdem import lbr
+
+    assert holdem.HoldemBot is B.HoldemBot and holdem.LocalBestResponse is lbr.LocalBestResponse
+    assert {"HoldemBot", "head_to_head", "make_bot", "LocalBestResponse", "equity"} <= set(holdem.__all__)

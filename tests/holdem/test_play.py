@@ -1,0 +1,150 @@
+"""Terminal play against a bot (jaxgames.holdem.play), driven by typed lines.
+
+The person's lines never depend on the cards: "check" and "call" alternate (one of them is
+always legal until the hand ends, the other gets a message), and the deterministic call and
+all-in bots make the hand-made situations. The command line itself runs once in a subprocess
+with its input piped in, against the equity bot, as a person would start it.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from jaxgames.holdem import play as hp
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULT = re.compile(r"You (win|lose|split) (?:([\d,]+) chips|the pot)")
+
+
+def session(**settings):
+    out = io.StringIO()
+    return hp.Session(hp.Settings(**{"seed": 0, **settings}), out, echo=True), out
+
+
+def check_or_call():
+    """Endless input: check, call, check, call ... (the illegal one of each pair is refused)."""
+    return itertools.cycle(["check", "call"])
+
+
+def won(text: str) -> list[float]:
+    """Each hand's result as announced."""
+    sign = {"win": 1, "lose": -1, "split": 0}
+    return [sign[verb] * float((chips or "0").replace(",", "")) for verb, chips in RESULT.findall(text)]
+
+
+def test_hands_to_the_end_with_running_totals():
+    s, out = session(opponent="call", hands=3)
+    result = s.run(check_or_call())
+    text = out.getvalue()
+    assert result.ended_by == "hands" and result.exit_code == 0 and result.hands == 3
+    # each hand's announced result is the game's reward, and the totals add up
+    assert won(text) == list(result.results)
+    assert f"After 3 hands: {result.total:+,.0f} chips" in text
+    assert "Session over: 3 hands" in text
+    # the button alternates, starting with the person
+    assert re.findall(r"=== Hand (\d): you are (on the button|in the big blind)", text) == [
+        ("1", "on the button"), ("2", "in the big blind"), ("3", "on the button")]
+    # check/call against a calling station goes to the showdown: both hands are shown, described
+    assert text.count("You: ") >= 3 and text.count("Computer: ") == 3
+    assert "--- flop: " in text and "--- river: " in text
+    # the table before each decision: your cards, the other's hidden, legal actions with chips
+    assert "seat 1 (big blind): ?? ??" in text and "Your options: [0] fold  [2] call 50" in text
+
+
+def test_bad_input_gets_a_message_and_the_hand_goes_on():
+    s, out = session(opponent="call", hands=1)
+    lines = iter(["hello", "9", "", "help", "check", "call",       # preflop, on the button: 50 to call
+                  "fold",                                            # flop: nothing to call
+                  "quit"])
+    result = s.run(lines)
+    text = out.getvalue()
+    assert "'hello' is not an action" in text and "'9' is not an action" in text
+    assert "Actions (type the number shown or a name)" in text
+    assert "You cannot check: there are 50 chips to call." in text
+    assert "You: call 50" in text
+    assert "You cannot fold: there is nothing to call (check instead)." in text
+    assert result.ended_by == "quit" and result.hands == 0 and "You quit" in text
+
+
+def test_raises_that_are_not_legal_say_why():
+    # 2-pot raises called by the calling station: to 500, a bet of 2,000 on the flop, 10,000 on
+    # the turn; on the river 2 pots (50,000) are more than the 7,500 chips left
+    s, out = session(opponent="call", hands=1)
+    s.run(iter(["2pot", "2pot", "2pot", "2pot", "quit"]))
+    text = out.getvalue()
+    assert "You: raise 2 pot (to 500)" in text and "You: bet 2 pot (to 10,000)" in text
+    assert "You cannot raise 2 pot: it needs 50,000 chips and you have 7,500 (all-in instead)." in text
+    # facing an all-in no raise is left: hand 1 the person folds the button, hand 2 the bot shoves
+    s, out = session(opponent="allin", hands=2)
+    result = s.run(iter(["fold", "pot", "allin", "fold"]))
+    text = out.getvalue()
+    assert "Computer (allin): all-in (to 20,000)" in text
+    assert text.count("You cannot raise: your opponent is all-in (call or fold).") == 2
+    assert result.results == (-50.0, -100.0) and result.ended_by == "hands"
+
+
+def test_end_of_input_stops_the_session():
+    s, out = session(opponent="call")
+    result = s.run(iter(["call"]))
+    assert result.ended_by == "eof" and result.hands == 0
+    assert "End of input" in out.getvalue() and "no hand finished" in out.getvalue()
+
+
+def test_parse_action_names_and_numbers():
+    assert hp.parse_action("3") == 3 and hp.parse_action(" FOLD ") == 0 and hp.parse_action("k") == 1
+    assert hp.parse_action("pot") == 5 and hp.parse_action("allin") == 8 and hp.parse_action("1.5") == 6
+    assert hp.parse_action("9") is None and hp.parse_action("raise") is None
+    assert len(hp._BY_NAME) == sum(len(v) for v in hp.ALIASES.values())  # no name means two actions
+
+
+def test_cli_against_the_equity_bot_typed_on_stdin(monkeypatch, capsys):
+    """``python -m jaxgames.holdem.play --opponent equity`` as a person runs it, the lines
+    typed on stdin (the jitted table is shared with the tests above: one compile)."""
+    lines = "\n".join(["nonsense"] + ["check", "call"] * 40) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
+    code = hp.main(["--opponent", "equity", "--hands", "2", "--seed", "5"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "against the equity bot (seed 5)" in text
+    assert "'nonsense' is not an action" in text and "Computer (equity): " in text
+    assert "Session over: 2 hands" in text
+    results = won(text)
+    assert len(results) == 2
+    total = sum(results)
+    assert f"you {'won' if total >= 0 else 'lost'} {abs(total):,.0f} chips" in text
+
+
+def test_cli_bad_flag_from_a_shell(tmp_path):
+    """The command line in a subprocess, input piped in: a bad flag is one line and exit 2,
+    before any hand is dealt."""
+    done = subprocess.run([sys.executable, "-m", "jaxgames.holdem.play", "--opponent", "equity", "--stack", "100"],
+                          input="call\n", capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "python -m jaxgames.holdem.play: error: holdem stack must be above the big blind (100) and at most "
+        "100,000,000, got 100")
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--opponent", "shark"], "--opponent: invalid choice"),
+    (["--hands", "0"], "--hands: must be at least 1"),
+    (["--hands", "x"], "--hands: invalid int value"),
+    (["--stack", "50"], "holdem stack must be above the big blind"),
+    (["--small-blind", "200"], "must not exceed big_blind"),
+])
+def test_cli_bad_flags_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        hp.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
