@@ -208,7 +208,7 @@ class Hearts(core.Env):
         return state.replace(observation=self._observe(state, state.current_player))
 
     def _new_hand(self, owner: Array, pass_dir: Array, hand_number: Array) -> dict:
-        """The per-hand fields at the start of a hand (and who moves, and the legal mask)."""
+        """The per-hand fields at the start of a hand, and who moves first."""
         pass_dir = pass_dir if self.standard else jnp.int8(NO_PASS)
         passing = pass_dir != NO_PASS
         if self.standard:

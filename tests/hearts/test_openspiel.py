@@ -34,7 +34,7 @@ import pytest
 import jaxgames
 from jaxgames import core, rng
 from jaxgames.hearts import deal as D
-from jaxgames.hearts.cards import NUM_CARDS, SUIT
+from jaxgames.hearts.cards import NUM_CARDS, SUIT, card_name
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -148,3 +148,13 @@ def test_openspiel_checks_can_fail():
     wrong[0, 0] -= 1
     with pytest.raises(AssertionError):
         replay(STANDARD_PARAMS, deal[:1], pass_dir[:1], movers[:1], masks[:1], actions[:1], wrong)
+
+
+def test_card_names_are_openspiels():
+    # OpenSpiel names its card actions rank then suit ("QS", "TH"): the same encoding and names
+    state = pyspiel.load_game("hearts", STANDARD_PARAMS).new_initial_state()
+    state.apply_action(0)                                   # no pass
+    for c in range(NUM_CARDS):
+        state.apply_action(c)                               # deal card c to seat c % 4
+    assert [state.action_to_string(state.current_player(), c) for c in range(NUM_CARDS)] == \
+        [card_name(c, ascii=True) for c in range(NUM_CARDS)]
