@@ -43,9 +43,9 @@ Array = jax.Array
 #: ``probs(params, state, key) -> float32 [9]``: action probabilities of the player to move
 ProbsFn = Callable[[Any, State, PRNGKey], Array]
 
-__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "HoldemBot", "all_in_bot", "call_bot",
-           "equity_bot", "fold_bot", "head_to_head", "make_bot", "one_of", "policy_from_probs",
-           "random_bot", "sample_action", "to_mbb"]
+__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "HoldemBot", "all_in_bot", "board_code", "call_bot",
+           "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "make_holdem_bot", "one_of",
+           "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
 
 
 class HoldemBot(NamedTuple):
@@ -80,6 +80,8 @@ def policy_from_probs(probs: ProbsFn) -> Policy:
 
 
 def make_holdem_bot(name: str, probs: ProbsFn) -> HoldemBot:
+    """The :class:`HoldemBot` of ``probs``: its policy plays a sample of them (a learned agent
+    is built this way too)."""
     return HoldemBot(name=name, probs=probs, policy=policy_from_probs(probs))
 
 

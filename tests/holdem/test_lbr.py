@@ -16,6 +16,11 @@ import pytest
 from jaxgames.holdem import Holdem, betting, bots as B, deck_from, equity as E, lbr as L, parse_cards
 
 ENV = Holdem()
+# jitted once for the module (run eagerly, the game's first deal and step compile op by op: slower)
+_deal = jax.jit(ENV.deal)
+_step = jax.jit(ENV.step)
+_with_hole_cards = jax.jit(L.with_hole_cards, static_argnums=1)
+_showdown = jax.jit(L.showdown_result)
 FOLD_OR_CALL = B.one_of([B.fold_bot(), B.call_bot()])
 DEALS = 64
 _EV7 = [eval7.Card(r + s) for r in "23456789TJQKA" for s in "cdhs"]
@@ -76,8 +81,8 @@ def ace_probs():
     """The ace folder's probabilities with every pair, in a hand-made state where it faces a
     raise (LBR on the button holds 2c 3d and raised ½ pot; the policy is the big blind)."""
     bot, ace = _ace_folder()
-    state = ENV.deal(deck_from(parse_cards("2c 3d"), parse_cards("Kh Qh")), 0)
-    state = ENV.step(state, jnp.int32(betting.RAISE_HALF))
+    state = _deal(deck_from(parse_cards("2c 3d"), parse_cards("Kh Qh")), 0)
+    state = _step(state, jnp.int32(betting.RAISE_HALF))
     probs = jax.jit(lambda s: L.hand_probs(ENV, bot, None, s, jax.tree_util.tree_map(lambda x: x[None], s), 1,
                                            jax.random.key(0)))(state)[0]
     return state, probs, ace
@@ -106,16 +111,16 @@ def test_range_update_by_bayes_rule(ace_probs):
 
 
 def test_with_hole_cards_keeps_a_permutation():
-    state = ENV.deal(deck_from(parse_cards("2c 3d"), parse_cards("Kh Qh"), parse_cards("Ah 7s 8s")), 0)
+    state = _deal(deck_from(parse_cards("2c 3d"), parse_cards("Kh Qh"), parse_cards("Ah 7s 8s")), 0)
     for pair in ("Ac Ad", "Qh 5c", "Kh Qh", "Qh Kh"):
-        new = L.with_hole_cards(state, 1, jnp.asarray(parse_cards(pair)))
+        new = _with_hole_cards(state, 1, jnp.asarray(parse_cards(pair)))
         deck = np.asarray(new.deck)
         assert sorted(deck.tolist()) == list(range(52))
         assert deck[2:4].tolist() == parse_cards(pair)
         assert deck[:2].tolist() == parse_cards("2c 3d")          # the other seat keeps its cards
         assert deck[4:7].tolist() == parse_cards("Ah 7s 8s")      # and the board stays
         # the showdown result is the new deck's
-        assert int(new.showdown) == int(jax.jit(lambda d: L.showdown_result(d))(new.deck))
+        assert int(new.showdown) == int(_showdown(new.deck))
 
 
 # -- LBR's decision -----------------------------------------------------------------------------------
@@ -170,11 +175,11 @@ def test_lbr_choices_in_hand_made_spots():
     # On the river with the nuts (a royal flush) against a calling station: every raise is called,
     # so the largest, all-in, is worth most.
     deck = deck_from(parse_cards("As Ks"), parse_cards("2c 3d"), parse_cards("Qs Js Ts 4h 5h"))
-    state = ENV.deal(deck, 0)
+    state = _deal(deck, 0)
     for a in (betting.CALL, betting.CHECK) + (betting.CHECK, betting.CHECK) * 2:   # to the river
-        state = ENV.step(state, jnp.int32(a))
+        state = _step(state, jnp.int32(a))
     assert int(state.street) == 3 and int(state.current_player) == 1
-    state = ENV.step(state, jnp.int32(betting.CHECK))              # the big blind checks the river
+    state = _step(state, jnp.int32(betting.CHECK))                 # the big blind checks the river
     assert int(state.current_player) == 0
     prior = L.prior_range(jnp.asarray(parse_cards("As Ks")))
     action, u = decide(state, prior)
@@ -182,7 +187,7 @@ def test_lbr_choices_in_hand_made_spots():
     # Facing an all-in preflop with the worst hand against an opponent who calls with every
     # hand: calling 19,900 for a 150-chip pot with about a third of the equity loses: fold.
     deck = deck_from(parse_cards("7c 2d"), parse_cards("As Ah"))
-    state = ENV.step(ENV.deal(deck, 1), jnp.int32(betting.ALL_IN))   # seat 1 on the button shoves
+    state = _step(_deal(deck, 1), jnp.int32(betting.ALL_IN))     # seat 1 on the button shoves
     assert int(state.current_player) == 0
     action, u = decide(state, L.prior_range(jnp.asarray(parse_cards("7c 2d"))))
     assert int(action) == betting.FOLD and float(u[betting.CALL]) < 0
