@@ -22,7 +22,7 @@ _step = jax.jit(ENV.step)
 _with_hole_cards = jax.jit(L.with_hole_cards, static_argnums=1)
 _showdown = jax.jit(L.showdown_result)
 FOLD_OR_CALL = B.one_of([B.fold_bot(), B.call_bot()])
-DEALS = 64
+DEALS = 128
 _EV7 = [eval7.Card(r + s) for r in "23456789TJQKA" for s in "cdhs"]
 
 
