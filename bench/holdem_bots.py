@@ -1,6 +1,6 @@
 """Hold'em baselines: the duplicate round robin and the local best response (LBR) of each.
 
-    python -m bench.holdem_bots [--deals 20000] [--lbr-deals 2000] [--equity-lbr-deals 256]
+    python -m bench.holdem_bots [--deals 20000] [--lbr-deals 1024] [--equity-lbr-deals 256]
                                 [--seed 0] [--quick]
 
 * Round robin: every pair of the baselines of ``jaxgames.holdem.bots`` (random, call, all-in,
@@ -106,7 +106,7 @@ def _timed(fn) -> float:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=20_000, help="deals per round-robin pairing")
-    parser.add_argument("--lbr-deals", type=int, default=2_000, help="LBR deals per simple bot")
+    parser.add_argument("--lbr-deals", type=int, default=1_024, help="LBR deals per simple bot")
     parser.add_argument("--equity-lbr-deals", type=int, default=256, help="LBR deals against the equity bot")
     parser.add_argument("--chunk", type=int, default=128, help="LBR deals per compiled call")
     parser.add_argument("--wp-samples", type=int, default=L.DEFAULT_WP_SAMPLES,
@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> dict:
         lbr[n] = res
         print(f"  {n:<8} {res.mean:>+10,.0f} ± {res.ci95:>6,.0f}   button {res.seat_mean[0]:>+10,.0f} ± "
               f"{res.seat_ci95[0]:>6,.0f}   big blind {res.seat_mean[1]:>+10,.0f} ± {res.seat_ci95[1]:>6,.0f}   "
-              f"{res.num_hands:,} hands ({res.steps.mean():.1f} actions each), {seconds:.0f} s ({res.num_hands / seconds:,.1f} hands/s with the compile)")
+              f"{res.num_hands:,} hands ({res.steps.mean():.1f} actions each), {seconds:.0f} s "
+              f"({res.num_hands / seconds:,.1f} hands/s with the compile)")
 
     ours, peer = equity_throughput(num_hands=1024, samples=1000)
     print(f"\nMonte Carlo equity (preflop, 1,000 deals per hand): ours {ours / 1e6:,.1f} M deals/s (1,024 hands, "

@@ -176,7 +176,8 @@ class Session:
         chips = np.asarray(betting.amounts(jnp.int32(int(s.committed.sum())), jnp.int32(max(to_call, 0)),
                                            jnp.int32(int(s.stacks[HUMAN]))))[action]
         if chips >= int(s.stacks[HUMAN]):
-            return f"You cannot {name}: it needs {int(chips):,} chips and you have {int(s.stacks[HUMAN]):,} (all-in instead)."
+            return (f"You cannot {name}: it needs {int(chips):,} chips and you have {int(s.stacks[HUMAN]):,} "
+                    f"(all-in instead).")
         return (f"You cannot {name}: it raises by less than the minimum raise of {int(s.min_raise):,} "
                 f"(pick a larger raise).")
 
@@ -226,7 +227,8 @@ class Session:
         verb = "win" if won > 0 else "lose" if won < 0 else "split"
         amount = f"{abs(won):,.0f} chips ({abs(won) / bb:,.1f} bb)" if won else "the pot"
         self._say(f"You {verb} {amount}. After {len(self.results)} hand{'s' if len(self.results) > 1 else ''}: "
-                  f"{total:+,.0f} chips, {total / bb:+,.1f} bb, {1000 * total / bb / len(self.results):+,.0f} mbb/hand.")
+                  f"{total:+,.0f} chips, {total / bb:+,.1f} bb, "
+                  f"{1000 * total / bb / len(self.results):+,.0f} mbb/hand.")
 
     def run(self, input_lines: Iterable[str]) -> Result:
         """Play hands until ``settings.hands``, ``quit`` or the end of ``input_lines``."""
