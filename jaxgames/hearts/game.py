@@ -57,6 +57,18 @@ MAX_TARGET_SCORE = 1000
 _CARDS = np.arange(NUM_CARDS)
 _SEATS = np.arange(NUM_PLAYERS)
 
+# play_mask's tables. The legal set is the hand cut by one of these card sets, numbered as
+# bits of _ALLOWED[c]: 0..3 the suit, then the cards without points, the non-hearts, all, the 2♣.
+_NO_POINTS, _NOT_HEARTS, _ANY, _ONLY_TWO_OF_CLUBS = 4, 5, 6, 7
+_ALLOWED = ((1 << SUIT.astype(np.int32)) | (np.where(IS_POINT, 0, 1) << _NO_POINTS)
+            | (np.where(SUIT == HEARTS, 0, 1) << _NOT_HEARTS) | (1 << _ANY)
+            | (np.where(_CARDS == TWO_OF_CLUBS, 1, 0) << _ONLY_TWO_OF_CLUBS)).astype(np.int32)
+# What a hand holds, in one sum: 6 bits per suit (counts < 64), then the cards without points.
+_COUNT_BITS, _COUNT_MASK = 6, 63
+_SAFE_SHIFT = 4 * _COUNT_BITS
+_OTHER_SUITS = sum(_COUNT_MASK << (_COUNT_BITS * s) for s in range(4) if s != HEARTS)   # the non-heart counts
+_COUNT_CODE = ((1 << (_COUNT_BITS * SUIT.astype(np.int32))) + np.where(IS_POINT, 0, 1 << _SAFE_SHIFT)).astype(np.int32)
+
 
 @struct.dataclass
 class Observation:
@@ -247,7 +259,9 @@ class Hearts(core.Env):
         mover = state.current_player.astype(jnp.int8)
         chosen = _CARDS == action
         suit = jnp.asarray(SUIT)
-        card_suit = action % 4   # arithmetic, not table lookups: a gather under vmap is a slow loop on the CPU
+        # Suits and ranks by bit arithmetic (& 3, >> 2), not table lookups or % and //: a gather
+        # under vmap is a slow loop on the CPU, and vector integer division is slow too.
+        card_suit = action & 3
         if self.standard:
             passing = (state.pass_dir != NO_PASS) & (state.num_passed < NUM_PASSES)
         else:
@@ -260,9 +274,13 @@ class Hearts(core.Env):
             passed_by = jnp.where(passing & chosen, mover, state.passed_by)
             num_passed = state.num_passed + passing.astype(jnp.int8)
             exchange = passing & (num_passed == NUM_PASSES)
-            received = ((passed_by + state.pass_dir) % NUM_PLAYERS).astype(jnp.int8)
+            received = ((passed_by + state.pass_dir) & 3).astype(jnp.int8)
             owner = jnp.where(exchange & (passed_by >= 0), received, owner)
-            first = owner[TWO_OF_CLUBS]                          # leads the first trick
+            # The 2♣'s holder after the exchange, from scalars: read back from the new owner
+            # vector, it would chain the step's vector work into more loops.
+            two_passer = jnp.where(passing & (action == TWO_OF_CLUBS), mover, state.passed_by[TWO_OF_CLUBS])
+            first = jnp.where(two_passer >= 0, (two_passer + state.pass_dir) & 3,
+                              state.owner[TWO_OF_CLUBS]).astype(jnp.int8)     # leads the first trick
             pass_next = jnp.where(exchange, first, jnp.where(num_passed % PASS_SIZE == 0, mover + 1, mover))
         else:
             passed_by, num_passed = state.passed_by, state.num_passed
@@ -292,10 +310,10 @@ class Hearts(core.Env):
 
         # The trick, once complete, goes to the highest card of the led suit.
         complete = playing & (num_played % NUM_PLAYERS == 0)
-        # (a max and a compare rather than argmax: XLA's CPU argmax is a slow scalar loop;
-        # the cards are distinct, so exactly one seat holds the best)
-        strength = jnp.where((trick >= 0) & (trick % 4 == led), trick // 4, -1)
-        winner = (jnp.where(strength == strength.max(), _SEATS, 0)).sum().astype(jnp.int8)
+        # Rank and seat in one key, so one max gives the winner (the cards are distinct); not
+        # argmax, which XLA's CPU runs as a slow scalar loop.
+        best = jnp.where((trick >= 0) & ((trick & 3) == led), (trick & ~3) + _SEATS, -1).max()
+        winner = (best & 3).astype(jnp.int8)
         trick_points = _card_points(trick).sum(dtype=jnp.int16)
         gets = complete & (_SEATS == winner)
         won = jnp.where(gets, trick_points, jnp.int16(0))
@@ -379,39 +397,41 @@ class Hearts(core.Env):
     # -- rules ----------------------------------------------------------------------------------
 
     def play_mask(self, owner: Array, seat: Array, trick: Array, leader: Array, num_played: Array,
-                  hearts_broken: Array) -> Array:
-        """bool [52]: the cards ``seat`` may play (play phase; jittable).
+                  hearts_broken: Array, passing: Array | bool = False) -> Array:
+        """bool [52]: the cards ``seat`` may play (jittable); with ``passing``, its whole hand.
 
         Follow the led suit if possible. Standard variant: the first card of the hand is the
         2♣; on the first trick a player who cannot follow plays no heart and not the Q♠ unless
         it holds nothing else; hearts are led only once broken, unless the leader holds only
         hearts. Paper variant: anything when not following.
+
+        How: every legal set is the hand cut by one of eight static card sets (a suit, the
+        cards without points, the non-hearts, all, the 2♣), so one reduction counts what the
+        hand holds (``_COUNT_CODE``), scalars pick the set, and one bit test per card applies
+        it (``_ALLOWED``): a few operations per card, which is what a step costs on the CPU.
         """
         hand = owner == seat
-        suit = jnp.asarray(SUIT)
-        leading = num_played % NUM_PLAYERS == 0
+        counts = jnp.where(hand, jnp.asarray(_COUNT_CODE), 0).sum()
         led = _led_suit(trick, leader)
-        follow = hand & (suit == led)
-        if not self.standard:
-            return jnp.where(leading | ~follow.any(), hand, follow)
-        safe = hand & ~jnp.asarray(IS_POINT)
-        may_lead = hand & ((suit != HEARTS) | hearts_broken)
-        # The three "has any" questions in one reduction (each count < 64 fits in its 6 bits):
-        # reductions are separate loops on the CPU, the bit arithmetic is free.
-        counts = (follow.astype(jnp.int32) + 64 * safe.astype(jnp.int32)
-                  + 4096 * may_lead.astype(jnp.int32)).sum()
-        can_follow, has_safe, can_lead = (counts & 63) > 0, (counts & 4032) > 0, counts >= 4096
-        discard = jnp.where((num_played < NUM_PLAYERS) & has_safe, safe, hand)
-        lead = jnp.where(num_played == 0, hand & (_CARDS == TWO_OF_CLUBS), jnp.where(can_lead, may_lead, hand))
-        return jnp.where(leading, lead, jnp.where(can_follow, follow, discard))
+        can_follow = ((counts >> (_COUNT_BITS * led)) & _COUNT_MASK) > 0
+        leading = num_played % NUM_PLAYERS == 0
+        if self.standard:
+            only_hearts = (counts & _OTHER_SUITS) == 0
+            has_safe = (counts >> _SAFE_SHIFT) > 0
+            lead = jnp.where(num_played == 0, _ONLY_TWO_OF_CLUBS,
+                             jnp.where(hearts_broken | only_hearts, _ANY, _NOT_HEARTS))
+            discard = jnp.where((num_played < NUM_PLAYERS) & has_safe, _NO_POINTS, _ANY)
+            which = jnp.where(leading, lead, jnp.where(can_follow, led, discard))
+            which = jnp.where(passing, _ANY, which)
+        else:
+            which = jnp.where(~leading & can_follow, led, _ANY)
+        return hand & (((jnp.asarray(_ALLOWED) >> which) & 1) == 1)
 
     def legal_mask(self, state: State) -> Array:
         """bool [52]: the legal actions of ``state`` recomputed from its cards (all True when over)."""
+        passing = (state.pass_dir != NO_PASS) & (state.num_passed < NUM_PASSES)
         mask = self.play_mask(state.owner, state.current_player, state.trick, state.leader,
-                              state.num_played, state.hearts_broken)
-        if self.standard:
-            passing = (state.pass_dir != NO_PASS) & (state.num_passed < NUM_PASSES)
-            mask = jnp.where(passing, state.owner == state.current_player, mask)
+                              state.num_played, state.hearts_broken, passing)
         return jnp.where(state.terminated | state.truncated, True, mask)
 
     def final_scores(self, state: State) -> Array:
@@ -491,17 +511,17 @@ class Hearts(core.Env):
 
 def _led_suit(trick: Array, leader: Array) -> Array:
     """The suit of the leader's card in ``trick`` (int8 [4] by seat; 0 when none)."""
-    return jnp.where(_SEATS == leader, jnp.maximum(trick, 0), 0).sum() % 4
+    return jnp.where(_SEATS == leader, jnp.maximum(trick, 0), 0).sum() & 3
 
 
 def _is_point(card: Array) -> Array:
     """Whether ``card`` (int, any shape) carries points: a heart or the Q♠."""
-    return (card % 4 == HEARTS) | (card == QUEEN_OF_SPADES)
+    return ((card & 3) == HEARTS) | (card == QUEEN_OF_SPADES)
 
 
 def _card_points(card: Array) -> Array:
-    """int16: the points of ``card`` (int, any shape; 0 for -1)."""
-    return (jnp.where(card % 4 == HEARTS, 1, 0) + jnp.where(card == QUEEN_OF_SPADES, 13, 0)).astype(jnp.int16)
+    """int16: the points of ``card`` (int, any shape; 0 for -1, whose bits read as a spade)."""
+    return (jnp.where((card & 3) == HEARTS, 1, 0) + jnp.where(card == QUEEN_OF_SPADES, 13, 0)).astype(jnp.int16)
 
 
 def _two_of_clubs_known(cannot_hold: Array, holder: Array, known: Array) -> Array:
