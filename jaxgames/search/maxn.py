@@ -17,13 +17,14 @@ along it (``state.rewards`` of every step, summed) plus, at the leaf, ``value_fn
 At any other node the player to move (``current_player``) takes the child whose vector has the
 largest own component, and the node's value is that child's vector (its edge reward included).
 
-Ties go to the lowest action id. max^n leaves ties open and its value depends on how they are
-broken (Sturtevant 2003); without a model of the other players no rule is right, so the search
-uses the one that is cheapest (argmax's first index), deterministic, and that a plain recursive
-reference reproduces exactly (the tests compare against one). The alternative of some max^n
-variants, breaking a tie towards the child worst for the others, says nothing in the main use:
-inside a Hearts trick with no leaf value the points of a trick are a constant total, so among
-the mover's ties the others' sum is fixed too.
+Ties go to the lowest action id. max^n leaves ties open, and how they are broken changes the
+values backed up (the hand-worked end game of ``tests/search/test_maxn.py`` is one case: the
+player in the middle scores 0 either way, and its choice moves 4 points between the other
+two). Without a model of the other players no rule is right, so the search takes the cheapest
+(argmax's first index), deterministic, and exactly what a plain recursive reference does (the
+tests compare against one). The rule of some max^n variants, a tie broken towards the child
+worst for the others, would change nothing in the main use: inside a Hearts trick with no leaf
+value a trick's points are a fixed total, so among the mover's ties the others' sum is fixed.
 
 Branching. ``max_branching`` B is static: at every node the legal moves are compacted to B
 slots in ascending action id (a compare of ranks against slots, no sort and no scatter) and the
@@ -34,29 +35,33 @@ are searched, at the root too (the others get no value and are never chosen), an
 
 Layout. The tree is built level by level by one ``lax.while_loop`` whose every iteration
 steps ``M = B^(depth-2)`` parents into ``C = M * B`` children with one ``vmap``ped
-``env.step``, so the program holds one copy of the step whatever the depth (the first version
+``env.step``, so the program holds one copy of the step whatever the depth (a first version
 unrolled the tree at trace time, as :mod:`jaxgames.search.expectimax` does, one nested
 ``vmap`` per level: it compiled a step per level and kept every level's states). Iterations
 0 .. depth-2 make the inner levels (level k+1 from the first B^k nodes of the frontier; the
-other slots are stepped and ignored) and carry the new level as the frontier; the last B
-iterations step the frontier (level depth-1, C nodes) into the leaves, M parents at a time.
-Every iteration records what the backup needs of its children (rewards, player to move,
-finished, stopped, leaf value, searched slot, crowded); the states live only in the frontier:
-C states in memory, not B^depth. The backup then runs level by level, deepest first, on the
-records (a reshape to [parents, B] and a select per level: no gathers, no scatters).
+other slots are stepped and ignored), record what the backup needs of each node (rewards,
+player to move, finished, stopped, leaf value, searched slot, crowded) and carry the new level
+as the frontier; the last B iterations step the frontier (level depth-1, C nodes) into the
+leaves, M parents at a time, and keep only each parent's best child. States live only in the
+frontier: C of them in memory, not B^depth. The backup of the inner levels then runs level by
+level, deepest first (a reshape to [parents, B] and a select per level: no gathers, no
+scatters).
 
-The loop stops early once every real node of the newest level is finished or stopped: a
-Hearts search from the last card of a trick makes one level of 16 iterations, from the third
-two. Batched, the search is written for an explicit batch axis and registered as its own vmap
-rule (``jax.custom_batching.custom_vmap``, as :mod:`jaxgames.search.uct`): the loop ends when
-every position of the whole batch is done, with no per-position select of the carry, which a
-plainly vmapped ``while_loop`` would add at every iteration.
+The loop stops early once every real node of the newest level is finished or stopped: with a
+stop at the trick's end, a 4-player search of depth 4 runs 1 iteration of its 16 from the last
+card of a trick, 2 from the third, 3 from the second. Batched, the search is written for an
+explicit batch axis and registered as its own vmap rule (``jax.custom_batching.custom_vmap``,
+as :mod:`jaxgames.search.uct`): the loop runs until every position of the batch is done (PIMC's
+worlds, and an arena's games, are all at the same place in a trick), with no per-position
+select of the carry, which a plainly vmapped ``while_loop`` adds at every iteration.
 
-Measured (``/tmp``-style script in the report of the change; 2 shared CPU cores, a Hearts-sized
-trick game, depth 4, B = 13, stop at the trick's end, 20 positions at the same place in a
-trick): against the unrolled version this layout compiles 2 to 3 times faster and needs 8 times
-less temporary memory, and it is faster at every place in the trick (about 3 times over the
-four places together).
+Measured on a Hearts-sized game (the tests' toy trick game with 4 seats and 52 cards), depth
+4, B = 13, stop at the trick's end, 20 positions at one place in a trick, CPU time on 2 shared
+cores, jax 0.10.1, against the unrolled first version in the same process: compile 0.55x,
+temporary memory 0.12x (74 MiB), search 0.74x from the lead, 0.27x, 0.24x and 0.15x from the
+second, third and last card (0.35x over the four places). Against the same loop without the
+early exit: 1.2x from the lead (its bookkeeping), 0.3x to 0.5x elsewhere. One search of 20
+positions from the lead took about 0.28 s.
 
 Imperfect-information games: the search reads the whole state, every hidden card included: on
 its own it is the source's perfect-information expert (PIE), a player that cheats. Honest play
@@ -182,9 +187,9 @@ def _compact(mask: Array, branching: int) -> tuple[Array, Array, Array]:
 
     Returns (actions int32 [B] (0 in empty slots), searched bool [B], overflow bool []: more
     than B were True). Slot b holds the action whose rank among the True entries is b: a
-    [B, A] compare and a sum, which fuse (no sort, no scatter).
+    [B, A] compare and a sum (no sort, no scatter).
     """
-    rank = jnp.cumsum(mask, dtype=jnp.int32) - 1                              # [A]
+    rank = jnp.cumsum(mask, dtype=jnp.int32) - 1   # [A] (a triangular compare-and-sum: 12x slower)
     hit = mask[None, :] & (rank[None, :] == jnp.arange(branching, dtype=jnp.int32)[:, None])  # [B, A]
     actions = (hit * jnp.arange(mask.shape[0], dtype=jnp.int32)[None, :]).sum(1, dtype=jnp.int32)
     return actions, hit.any(1), rank[-1] >= branching
@@ -261,14 +266,14 @@ def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> Ma
     backup of each tree."""
     m = b ** max(depth - 2, 0)
     c = m * b
-    inner = depth - 1
-    iterations = inner + (b if depth >= 2 else 1)
+    recorded = max(depth - 1, 1)            # levels kept in the record: 1 .. recorded
+    iterations = recorded + (b if depth >= 2 else 0)
     num_players = env.num_players
     p_axis = 0 if params_batched else None
 
     def expand(i, frontier, real, params):
-        """One position's iteration i: (new frontier, its real nodes, alive, the children's record)."""
-        start = jnp.where(i < inner, 0, (i - inner) * m)
+        """One position's iteration i: its C children and their record, the new real flags."""
+        start = jnp.where(i < recorded, 0, (i - recorded) * m)
         parents, parents_real = jax.tree_util.tree_map(
             lambda x: jax.lax.dynamic_slice_in_dim(x, start, m), (frontier, real))
         actions, searched, _ = jax.vmap(lambda s: _compact(_live_mask(s), b))(parents)     # [M, B]
@@ -280,8 +285,8 @@ def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> Ma
             lambda x: jnp.asarray(value_fn(params, x), jnp.float32).reshape(num_players))(s)
         if value_fn is None:
             leaf_value = zeros
-        elif stop is None:   # only leaves need it: skipped on inner iterations (i is not batched)
-            leaf_value = jax.lax.cond(i >= inner, values, lambda _: zeros, children)
+        elif stop is None and depth >= 2:   # only leaves need it: skipped on inner levels (i is not batched)
+            leaf_value = jax.lax.cond(i >= recorded, values, lambda _: zeros, children)
         else:
             leaf_value = values(children)
         level = _Level(
@@ -293,76 +298,111 @@ def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> Ma
             searched=searched.reshape(c),
             crowded=jax.vmap(_live_mask)(children).sum(-1) > b,
         )
-        children_real = (parents_real[:, None] & searched).reshape(c)
-        # once every real node of the new level is finished or stopped nothing deeper counts
-        alive = (children_real & ~level.done & ~level.stopped).any()
-        is_inner = i < inner
-        frontier, real = jax.lax.cond(is_inner, lambda: (children, children_real), lambda: (frontier, real))
-        return frontier, real, is_inner & alive | ~is_inner, level
+        return children, level, (parents_real[:, None] & searched).reshape(c)
 
     def body(carry):
-        i, frontier, real, _, record = carry
-        frontier, real, alive, level = jax.vmap(
+        i, frontier, real, _, record, best, has_child = carry
+        children, level, children_real = jax.vmap(
             functools.partial(expand, i), in_axes=(0, 0, p_axis))(frontier, real, params)
-        record = jax.tree_util.tree_map(lambda r, x: r.at[:, i].set(x), record, level)
-        return i + 1, frontier, real, alive.any(), record
+
+        # Iterations before ``recorded`` make an inner level: recorded, and the next frontier.
+        # Later ones make leaves, children of frontier nodes start .. start+M-1, of which only
+        # each parent's best child is kept. Both updates are computed every time and written
+        # through small selects (i is not batched): a cond whose branches return the whole
+        # carry copied it at every iteration (measured).
+        is_inner = i < recorded
+        slot = jnp.minimum(i, recorded - 1)
+        record = jax.tree_util.tree_map(
+            lambda r, x: r.at[:, slot].set(jnp.where(is_inner, x, r[:, slot])), record, level)
+        frontier, real = jax.lax.cond(is_inner, lambda: (children, children_real), lambda: (frontier, real))
+        # once every real node of an inner level is finished or stopped nothing deeper counts
+        alive = ~is_inner | (children_real & ~level.done & ~level.stopped).any()
+
+        start = jnp.maximum(i - recorded, 0) * m
+        q = level.rewards + jnp.where(level.done[..., None], 0.0, level.leaf_value)         # [N, C, P]
+        parents_player = jax.lax.dynamic_slice_in_dim(record.player[:, recorded - 1], start, m, axis=1)
+        searched = level.searched.reshape(-1, m, b)
+        chosen = jax.vmap(_choose)(q.reshape(-1, m, b, num_players), searched, parents_player)
+        old_best = jax.lax.dynamic_slice_in_dim(best, start, m, axis=1)
+        old_has = jax.lax.dynamic_slice_in_dim(has_child, start, m, axis=1)
+        best = jax.lax.dynamic_update_slice_in_dim(best, jnp.where(is_inner, old_best, chosen), start, axis=1)
+        has_child = jax.lax.dynamic_update_slice_in_dim(
+            has_child, jnp.where(is_inner, old_has, searched.any(-1)), start, axis=1)
+        return i + 1, frontier, real, alive, record, best, has_child
 
     n = jax.tree_util.tree_leaves(states)[0].shape[0]
     frontier = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x[:, None], (n, c) + x.shape[1:]), states)
     real = jnp.broadcast_to(jnp.arange(c) == 0, (n, c))
     record = jax.tree_util.tree_map(
-        lambda x: jnp.zeros((n, iterations) + x.shape, x.dtype),
+        lambda x: jnp.zeros((n, recorded) + x.shape, x.dtype),
         _Level(rewards=jnp.zeros((c, num_players), jnp.float32), player=jnp.zeros(c, jnp.int32),
                done=jnp.zeros(c, jnp.bool_), stopped=jnp.zeros(c, jnp.bool_),
                leaf_value=jnp.zeros((c, num_players), jnp.float32), searched=jnp.zeros(c, jnp.bool_),
                crowded=jnp.zeros(c, jnp.bool_)))
-    *_, record = jax.lax.while_loop(lambda carry: (carry[0] < iterations) & carry[3], body,
-                                   (jnp.int32(0), frontier, real, jnp.bool_(True), record))
-    return jax.vmap(functools.partial(_finish, env, depth, b))(states, record)
+    best = jnp.zeros((n, c, num_players), jnp.float32)    # level depth-1: the best child's vector
+    has_child = jnp.zeros((n, c), jnp.bool_)              # level depth-1: some child searched
+    live = ~(states.terminated | states.truncated).all()  # a finished root has no tree
+    *_, record, best, has_child = jax.lax.while_loop(
+        lambda carry: (carry[0] < iterations) & carry[3], body,
+        (jnp.int32(0), frontier, real, live, record, best, has_child))
+    return jax.vmap(functools.partial(_finish, env, depth, b))(states, record, best, has_child)
 
 
-def _finish(env, depth, b, state, record) -> MaxnOutput:
-    """One position's output from its tree's record (leaves [I, C, ...])."""
+def _finish(env, depth, b, state, record, best, has_child) -> MaxnOutput:
+    """One position's output from its tree's record (leaves [recorded, C, ...]) and, for
+    depth >= 2, the best child's vector of each node of level depth-1 (``best`` [C, P],
+    ``has_child`` [C])."""
     num_players, num_actions = env.num_players, env.num_actions
-    inner = depth - 1
-    levels = [jax.tree_util.tree_map(lambda r, k=k: r[k - 1, :b ** k], record) for k in range(1, depth)]
-    levels.append(jax.tree_util.tree_map(lambda r: r[inner:].reshape((b ** depth,) + r.shape[2:]), record))
+    recorded = record.done.shape[0]
+    levels = [jax.tree_util.tree_map(lambda r, k=k: r[k - 1, :b ** k], record) for k in range(1, recorded + 1)]
 
     # Backup, deepest level first: a node's value is its mover's best child's vector.
-    leaves = levels[-1]
-    q = leaves.rewards + jnp.where(leaves.done[:, None], 0.0, leaves.leaf_value)   # [B^depth, P]
-    overflow = jnp.zeros(leaves.done.shape, jnp.bool_)
+    deepest = levels[-1]
+    if depth == 1:   # level 1 holds leaves
+        value = jnp.where(deepest.done[:, None], 0.0, deepest.leaf_value)
+        overflow = jnp.zeros(deepest.done.shape, jnp.bool_)
+    else:
+        value, overflow = _node_value(deepest, best, has_child, jnp.zeros_like(has_child))
+    q = deepest.rewards + value
     for level, below in zip(levels[-2::-1], levels[:0:-1]):
         n = level.done.shape[0]
-        value, overflow = _back_up(level, q.reshape(n, b, num_players),
-                                   below.searched.reshape(n, b), overflow.reshape(n, b))
+        searched = below.searched.reshape(n, b)
+        value, overflow = _node_value(
+            level, _choose(q.reshape(n, b, num_players), searched, level.player),
+            searched.any(1), (searched & overflow.reshape(n, b)).any(1))
         q = level.rewards + value                                                  # [n, P]
 
     # The root: the same rule, then the slots back to action ids.
     searched = levels[0].searched                                                  # [B]
     own = jnp.where(searched, _component(q, state.current_player), -jnp.inf)       # [B]
-    best = jnp.argmax(own)                                                         # first index: lowest id
+    best_slot = jnp.argmax(own)                                                    # first index: lowest id
     actions, _, root_overflow = _compact(_live_mask(state), b)
     finished = state.terminated | state.truncated
     index = jnp.where(searched, actions, num_actions)   # empty slots point past the end: dropped
     action_values = jnp.full((num_actions, num_players), jnp.nan, jnp.float32).at[index].set(q, mode="drop")
     own_values = jnp.full(num_actions, -jnp.inf, jnp.float32).at[index].set(own, mode="drop")
     return MaxnOutput(
-        action=jnp.where(finished, 0, actions[best]).astype(jnp.int32),
+        action=jnp.where(finished, 0, actions[best_slot]).astype(jnp.int32),
         action_values=action_values,
         own_values=own_values,
-        value=jnp.where(finished, 0.0, q[best]).astype(jnp.float32),
+        value=jnp.where(finished, 0.0, q[best_slot]).astype(jnp.float32),
         overflow=root_overflow | (searched & overflow).any(),
     )
 
 
-def _back_up(level: _Level, q: Array, searched: Array, overflow: Array) -> tuple[Array, Array]:
-    """(value [n, P], overflow [n]) of the n nodes of ``level`` from their children's vectors
-    ``q`` [n, B, P], which slots hold searched moves [n, B] and the children's overflow [n, B]."""
-    own = jnp.where(searched, jax.vmap(_component)(q, level.player), -jnp.inf)     # [n, B]
-    best = jax.vmap(_row)(q, jnp.argmax(own, axis=1))                              # [n, P]
+def _choose(q: Array, searched: Array, player: Array) -> Array:
+    """[n, P]: for each of n nodes, the vector of the searched child (of ``q`` [n, B, P],
+    ``searched`` [n, B]) with the largest ``player`` [n] component, the first on ties."""
+    own = jnp.where(searched, jax.vmap(_component)(q, player), -jnp.inf)          # [n, B]
+    return jax.vmap(_row)(q, jnp.argmax(own, axis=1))
+
+
+def _node_value(level: _Level, best: Array, has_child: Array, child_overflow: Array) -> tuple[Array, Array]:
+    """(value [n, P], overflow [n]) of the n nodes of ``level``, given each one's best child's
+    vector ``best`` [n, P], whether it had a searched child, and whether a searched child's
+    subtree overflowed."""
     # a node is a leaf when stop holds (or, against the contract, no move is legal)
-    leaf = level.stopped | ~searched.any(1)
+    leaf = level.stopped | ~has_child
     value = jnp.where(level.done[:, None], 0.0, jnp.where(leaf[:, None], level.leaf_value, best))
     expanded = ~level.done & ~leaf
-    return value, expanded & (level.crowded | (searched & overflow).any(1))
+    return value, expanded & (level.crowded | child_overflow)

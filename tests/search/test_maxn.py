@@ -27,7 +27,7 @@ value_fn = card_value
 # narrow deep one that cuts branches (a leaf value, no stop).
 CONFIGS = {
     "trick": dict(depth=4, max_branching=4, value_fn=value_fn, stop=trick_done),
-    "plain": dict(depth=2, max_branching=4),
+    "plain": dict(depth=1, max_branching=4),
     "narrow": dict(depth=6, max_branching=2, value_fn=value_fn),
 }
 
