@@ -9,6 +9,7 @@ plain UCT; phase 2 plays rounds of self-play of the newest model against one dra
 of past models, trains on them and adds the result to the pool; after ten rounds the model
 beats plain UCT in 80% of 20 games. Writes runs/hex/<run-name>/: config.json, metrics.jsonl,
 checkpoints/, best/, sgf/, plots/*.png, report.md and summary.json (docs/hex_training.md).
+Runs on several hosts as it is (docs/training.md, "Scaling out to several hosts").
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Sequence
 
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
 from jaxgames.search.mcts import KINDS
-from train.common import RunConfig, check_divisible, exit_on_user_error, parse
+from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed,
+                          is_primary, parse)
 from train.games import hex as lib
 
 GAME = lib.GAME
@@ -138,11 +140,13 @@ train = lib.train
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
+    init_distributed()  # first: the config's checks count every host's devices
     _, config = parse(PRESETS, argv, prog=PROG)
     summary = train(config)
-    print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95",
-                                              "final_elo", "rounds", "self_play_games", "seconds")})
-          + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
+    if is_primary():
+        print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95",
+                                                  "final_elo", "rounds", "self_play_games", "seconds")})
+              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
     return summary
 
 

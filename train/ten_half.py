@@ -5,7 +5,9 @@
     python -m train.ten_half --episodes 100000 --epsilon 0.05 --run-name eps05
 
 Writes runs/ten_half/<run-name>/: config.json, metrics.jsonl, checkpoints/, plots/*.png,
-report.md and summary.json.
+report.md and summary.json. Runs on several hosts as it is (docs/training.md):
+
+    python -m train.launch --processes 2 --devices-per-process 2 -- python -m train.ten_half
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 from jaxgames.ten_half import dp
 from train.common import (Checkpointing, Display, RunConfig, RunDir, Schedule, check_divisible,
-                          exit_on_user_error, parse, run)
+                          exit_on_user_error, init_distributed, is_primary, parse, run)
 from train.games import ten_half as lib
 from train.games.ten_half_plots import write_plots
 
@@ -79,8 +81,10 @@ PRESETS = {
 
 
 def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
-    """Train both methods, evaluate exactly, write the run directory; returns the summary."""
+    """Train both methods, evaluate exactly, write the run directory; returns the summary (the
+    same on every process of a multi-host run)."""
     start = time.time()
+    init_distributed()
     learners = lib.learners(episodes_per_update=config.episodes_per_update,
                             epsilon=config.epsilon, discount=config.discount)
     init, update = lib.joint(learners)
@@ -126,7 +130,8 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
         summary.update(lib.arena_values(learners, result.carry, eval_key, config.arena_games))
         summary["arena_games"] = config.arena_games
         summary["episodes"] = config.episodes
-        write_plots(rundir, q, policies, rundir.metrics())
+        if rundir.writes:
+            write_plots(rundir, q, policies, rundir.metrics())
         summary["seconds"] = time.time() - start
         rundir.write_summary(summary)
         rundir.write_report(lib.report(config, summary))
@@ -135,12 +140,14 @@ def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
+    init_distributed()  # first: the config's checks count every host's devices
     _, config = parse(PRESETS, argv, prog=PROG)
     summary = train(config)
-    print(f"optimal {summary['optimal_value']:+.4f} | on-policy {summary['on_policy_value']:+.4f} "
-          f"({summary['on_policy_agreement']:.1%} agree) | off-policy "
-          f"{summary['off_policy_value']:+.4f} ({summary['off_policy_agreement']:.1%} agree) | "
-          f"{summary['seconds']:.1f} s -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
+    if is_primary():
+        print(f"optimal {summary['optimal_value']:+.4f} | on-policy {summary['on_policy_value']:+.4f} "
+              f"({summary['on_policy_agreement']:.1%} agree) | off-policy "
+              f"{summary['off_policy_value']:+.4f} ({summary['off_policy_agreement']:.1%} agree) | "
+              f"{summary['seconds']:.1f} s -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
     return summary
 
 

@@ -1,4 +1,5 @@
-"""Shared pipeline pieces: config + CLI, run directory, chunked driver, checkpoints, mesh, plots."""
+"""Shared pipeline pieces: config + CLI, run directory, chunked driver, checkpoints, mesh,
+multi-host runs, plots."""
 
 from train.common.checkpoint import CheckpointError, Checkpointer
 from train.common.config import RunConfig, parse
@@ -13,12 +14,15 @@ from train.common.driver import (
     run,
 )
 from train.common.errors import UserError, exit_on_user_error
-from train.common.mesh import batch_mesh, check_divisible, init_distributed, replicate, shard_batch
+from train.common.distributed import (PEER_LOST_STATUS, DistributedError, init_distributed,
+                                      is_multiprocess, is_primary, to_host)
+from train.common.mesh import batch_mesh, check_divisible, replicate, shard_batch, to_global
 from train.common.rundir import RunDir, RunDirError, markdown_table
 
 __all__ = [
-    "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DivergenceError",
-    "DriverResult", "RunConfig", "RunDir", "RunDirError", "Schedule", "UserError", "batch_mesh", "check_divisible",
-    "exit_on_user_error", "init_distributed", "make_chunk", "markdown_table", "parse", "replicate",
-    "run", "shard_batch",
+    "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DistributedError",
+    "DivergenceError", "DriverResult", "PEER_LOST_STATUS", "RunConfig", "RunDir", "RunDirError",
+    "Schedule", "UserError", "batch_mesh", "check_divisible", "exit_on_user_error",
+    "init_distributed", "is_multiprocess", "is_primary", "make_chunk", "markdown_table", "parse",
+    "replicate", "run", "shard_batch", "to_global", "to_host",
 ]

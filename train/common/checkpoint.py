@@ -12,6 +12,13 @@ Damage is survived where it can be, and said on stderr (``docs/runs.md``):
   value as unknown (the next evaluation replaces that checkpoint), with a warning.
 
 A Checkpointer assumes it is the only writer of its folder (the run folder's lock sees to it).
+
+Multi-host runs (``train/common/distributed.py``): every process creates the Checkpointer and
+calls ``save`` and ``restore`` in step (orbax's multi-host support: each process writes its
+shards, process 0 the metadata and the commit); arrays that live on one host only are first
+replicated over the mesh, and restored arrays come back replicated over the mesh. Process 0
+alone removes cut-short saves, moves damaged checkpoints aside and prints warnings. The
+folder must be one that every host sees (a shared file system or a bucket).
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from train.common import distributed
 from train.common.errors import UserError
+from train.common.mesh import to_global
 
 FORMAT_VERSION = 1
 TMP_MARK = ".orbax-checkpoint-tmp"
@@ -48,16 +57,18 @@ def _one_line(e: BaseException, limit: int = 300) -> str:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    if distributed.is_primary():
+        print(f"warning: {message}", file=sys.stderr)
 
 
 class Checkpointer:
     def __init__(self, directory: str | pathlib.Path, *, keep: int = 3):
         self.directory = pathlib.Path(directory).absolute()
-        if self.directory.is_dir():
+        if self.directory.is_dir() and distributed.is_primary():
             for stale in sorted(self.directory.glob(f"*{TMP_MARK}*")):
                 _warn(f"removing {stale}: a checkpoint save that was cut short")
                 shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
+        distributed.barrier(f"checkpointer-open {self.directory}")
         self._manager = ocp.CheckpointManager(
             self.directory,
             options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True),
@@ -69,7 +80,7 @@ class Checkpointer:
         of numbers, e.g. the score of a best checkpoint) is kept in the JSON metadata."""
         meta = {"format_version": FORMAT_VERSION, "step": int(step),
                 "config": json.loads(config_json), **(extra or {})}
-        state = {"carry": tree, "key": np.asarray(jax.random.key_data(key))}
+        state = {"carry": to_global(tree), "key": np.asarray(jax.random.key_data(key))}
         self._manager.save(
             int(step),
             args=ocp.args.Composite(state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)),
@@ -130,7 +141,7 @@ class Checkpointer:
             raise CheckpointError(
                 f"no checkpoint in {self.directory}: the run never saved one")
         like = {"carry": like_tree, "key": np.asarray(jax.random.key_data(like_key))}
-        abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, like)
+        abstract = to_global(jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, like))
         if step is not None:
             if step not in steps:
                 raise CheckpointError(f"no checkpoint of step {step} in {self.directory} "
@@ -146,9 +157,11 @@ class Checkpointer:
                 failures.append((step, e))
                 continue
             for bad, err in failures:
-                aside = self._move_aside(bad)
-                _warn(f"{err}; moved it to {aside} and resumed from step {step} instead")
+                if distributed.is_primary():
+                    aside = self._move_aside(bad)
+                    _warn(f"{err}; moved it to {aside} and resumed from step {step} instead")
             if failures:
+                distributed.barrier(f"checkpointer-moved-aside {self.directory}")
                 self._manager.reload()
             return found
         raise CheckpointError(

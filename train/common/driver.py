@@ -7,6 +7,11 @@ resumed from any checkpoint replays exactly the updates an unbroken run would ha
 hook runs before the checkpoint, so what it changes (a model promoted into an opponent pool)
 is saved with the carry and a resumed run stays exact.
 
+In a multi-host run (``train/common/distributed.py``) every process runs the same loop: the
+chunks, the checks, ``on_chunk`` (its metrics come as NumPy arrays holding the global values,
+the same on every process), the hook and the checkpoint; only process 0 shows the progress
+bar and notes.
+
     result = run(learner.update, carry, key, Schedule(num_updates=1000, chunk_size=50),
                  on_chunk=log_and_evaluate, between_chunks=promote,
                  checkpointing=Checkpointing(latest=ck, config_json=cfg.to_json(), resume=True),
@@ -26,12 +31,15 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from train.common import distributed
 from train.common.checkpoint import Checkpointer
 from train.common.errors import UserError
+from train.common.mesh import to_global
 
 Update = Callable[[Any, jax.Array], tuple[Any, Any]]
 # on_chunk(step, carry, stacked_metrics, seconds) -> flat dict of scalars (shown in the bar);
-# ``seconds`` is the chunk's compute time, compile excluded after the first chunk of a size
+# the metrics are NumPy arrays [chunk, ...]; ``seconds`` is the chunk's compute time, compile
+# excluded after the first chunk of a size
 OnChunk = Callable[[int, Any, Any, float], Mapping[str, float]]
 # between_chunks(step, carry) -> carry: deterministic in its inputs, or resuming is not exact
 Hook = Callable[[int, Any], Any]
@@ -142,14 +150,15 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
         if ck.latest is None:
             raise ValueError("resume needs a checkpointer")
         if ck.latest.latest_step() is None:
-            print(f"--resume: {ck.latest.directory} holds no checkpoint (the run stopped before "
-                  f"its first); starting from the beginning", file=sys.stderr)
+            _note(f"--resume: {ck.latest.directory} holds no checkpoint (the run stopped before "
+                  f"its first); starting from the beginning")
         else:
             step, carry, key = _restore(ck, carry, key)
             resumed_from = step
     bar = tqdm(total=schedule.num_updates * display.units_per_update,
                initial=step * display.units_per_update, desc=display.desc,
-               disable=not display.enabled, dynamic_ncols=True, unit_scale=True)
+               disable=not (display.enabled and distributed.is_primary()), dynamic_ncols=True,
+               unit_scale=True)
     n_chunks = saves = 0
     best = -float("inf")
     if ck.best is not None and ck.best.latest_step() is not None:
@@ -158,7 +167,9 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
         while step < schedule.num_updates:
             size = min(schedule.chunk_size, schedule.num_updates - step)
             started = time.perf_counter()
-            carry, metrics = make_chunk(update, size)(carry, key, jnp.int32(step))
+            # one-device leaves (fresh, restored, set by the hook) replicated over the mesh:
+            # every chunk then has the same input shardings and compiles once
+            carry, metrics = make_chunk(update, size)(to_global(carry), key, jnp.int32(step))
             jax.block_until_ready((carry, metrics))
             seconds = time.perf_counter() - started
             if not bool(_all_finite((carry, metrics))):
@@ -171,7 +182,7 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
                     f"or check the inputs")
             step += size
             n_chunks += 1
-            shown = on_chunk(step, carry, metrics, seconds)
+            shown = on_chunk(step, carry, distributed.to_host(metrics), seconds)
             if between_chunks is not None:
                 carry = between_chunks(step, carry)
             if ck.latest is not None and (n_chunks % schedule.checkpoint_every == 0
@@ -213,13 +224,17 @@ def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, j
         _, part, _, _ = saved.restore(part, key, step=step)
     elif saved is not None and saved.latest_step() is not None:
         part_step, part, _, _ = saved.restore(part, key)
-        print(f"resuming at update {step} with the part saved at update {part_step} "
+        _note(f"resuming at update {step} with the part saved at update {part_step} "
               f"(it is saved less often): the run continues, but not exactly as an unbroken "
-              f"run would", file=sys.stderr)
+              f"run would")
     else:
-        print(f"resuming at update {step} with a fresh copy of the part not checkpointed",
-              file=sys.stderr)
+        _note(f"resuming at update {step} with a fresh copy of the part not checkpointed")
     return step, _uncommitted(bulky.put(rest, part)), key
+
+
+def _note(message: str) -> None:
+    if distributed.is_primary():
+        print(message, file=sys.stderr)
 
 
 def _fmt(metrics: Mapping[str, float]) -> str:

@@ -1,13 +1,18 @@
 """Expected failures of a pipeline: the CLI prints the message on one line and exits 2.
 
-Anything else is a bug and keeps its traceback.
+Anything else is a bug and keeps its traceback. In a multi-host run a process that fails
+leaves at once (``watchdog.leave``: its output flushed, the others told, ``os._exit``)
+instead of waiting at JAX's exit barrier for processes that are blocked waiting for it; the
+others then stop too. A process that stops because another one is gone says so on one line
+and exits with ``distributed.PEER_LOST_STATUS``.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from typing import Callable, TypeVar
+import traceback
+from typing import Callable, NoReturn, TypeVar
 
 F = TypeVar("F", bound=Callable)
 
@@ -25,8 +30,25 @@ def exit_on_user_error(prog: str) -> Callable[[F], F]:
             try:
                 return main(*args, **kwargs)
             except UserError as e:
-                print(f"{prog}: error: {e}", file=sys.stderr)
-                raise SystemExit(2) from None
+                _leave(f"{prog}: error: {e}", 2)
+            except Exception as e:
+                from train.common import distributed
+                if distributed.peer_lost(e):
+                    _leave(f"{prog}: error: {distributed.peer_lost_message(e)}",
+                           distributed.PEER_LOST_STATUS)
+                if distributed.is_multiprocess():
+                    traceback.print_exc()
+                    _leave(None, 1)
+                raise
         return wrapped  # type: ignore[return-value]
 
     return wrap
+
+
+def _leave(message: str | None, status: int) -> NoReturn:
+    from train.common import distributed, watchdog
+    if distributed.is_multiprocess():
+        watchdog.leave(message, status)  # tells the others, and never returns
+    if message is not None:
+        print(message, file=sys.stderr)
+    raise SystemExit(status) from None

@@ -3,17 +3,22 @@
 Learners call :func:`shard_batch` on their batch-shaped arrays inside ``jit``; the compiler
 then runs each device's slice locally and inserts the all-reduce for the replicated result.
 On one device these are no-ops, so the same code runs on a laptop CPU and a TPU pod.
-Multi-host runs call :func:`init_distributed` first.
+Multi-host runs call :func:`init_distributed` first (``train/common/distributed.py``): the
+mesh then spans every host's devices, and each host computes the slices of its own devices.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from train.common.distributed import init_distributed
+
+__all__ = ["BATCH", "batch_mesh", "check_divisible", "init_distributed", "replicate",
+           "shard_batch", "to_global"]
 
 BATCH = "batch"
 
@@ -41,13 +46,33 @@ def replicate(x):
     return jax.device_put(x, NamedSharding(mesh, P()))
 
 
+def to_global(tree):
+    """Every ``jax.Array`` leaf held by one device (a fresh carry, one built in Python between
+    chunks, one restored) replicated over the whole mesh, and likewise the sharding of every
+    ``jax.ShapeDtypeStruct`` leaf; other leaves, and everything on a one-device mesh, unchanged.
+
+    The driver feeds every chunk through it, so every chunk sees the same input shardings and
+    compiles once; orbax's multi-host checkpoints need it (they refuse arrays of one host). In
+    a multi-host run such a leaf must hold the same value on every process (it does: every
+    process computes it alike)."""
+    mesh = batch_mesh()
+    if mesh.size == 1:
+        return tree
+    everywhere = NamedSharding(mesh, P())
+
+    def one(x):
+        if isinstance(x, jax.ShapeDtypeStruct):
+            sharding = x.sharding  # None: a NumPy leaf, restored as NumPy
+            if sharding is not None and len(sharding.device_set) == 1:
+                return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=everywhere)
+            return x
+        if isinstance(x, jax.Array) and len(x.sharding.device_set) == 1:
+            return jax.device_put(x, everywhere)
+        return x
+    return jax.tree_util.tree_map(one, tree)
+
+
 def check_divisible(batch_size: int) -> None:
     n = batch_mesh().size
     if batch_size % n:
         raise ValueError(f"batch size {batch_size} must be a multiple of the {n} devices")
-
-
-def init_distributed() -> None:
-    """Join a multi-host run when the launcher set the coordinator address."""
-    if os.environ.get("JAX_COORDINATOR_ADDRESS"):
-        jax.distributed.initialize()

@@ -9,7 +9,12 @@ summary.json. Plain JSON and Markdown only. The rules are in ``docs/runs.md``:
 - ``--resume`` compares only the fields that change results (``RunConfig.RUN_ONLY_FIELDS``
   may differ) and names the field that differs with both values;
 - files are replaced atomically; a partial last line of metrics.jsonl (a kill during a write)
-  is dropped with a warning.
+  is dropped with a warning;
+- in a multi-host run (``train/common/distributed.py``) process 0 alone checks, locks and
+  writes (:attr:`RunDir.writes`); the others learn its verdict (they stop with the same
+  error), read the rows it kept and then keep their rows in memory, so ``metrics()`` is the
+  same on every process. Files a pipeline writes itself (plots, SGF) are written only where
+  ``writes`` is true.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import tempfile
 import sys
 from typing import Any, Mapping
 
+from train.common import distributed
 from train.common.errors import UserError
 
 LOCK_NAME = "run.lock"
@@ -51,6 +57,7 @@ class RunDir:
     def __init__(self, root: str | pathlib.Path, game: str, config: Any, *, resume: bool):
         self._lock_file = None
         self._logged = False
+        self._rows: list[dict] | None = None   # the rows, kept here by a process that writes nothing
         if not str(root).strip():
             raise RunDirError("the runs folder is empty: give --runs-dir a folder (. for this one)")
         name = getattr(config, "run_name", "")
@@ -60,10 +67,28 @@ class RunDir:
         self.plots = self.path / "plots"
         self.checkpoints = self.path / "checkpoints"
         self.resumed = resume
+        # In a multi-host run only process 0 writes (and checks, and locks); the others keep
+        # the rows in memory and learn process 0's verdict, so that all stop alike.
+        self.writes = distributed.is_primary()
         config_json = _config_dict(config)
         run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
-        saved = self.path / "config.json"
+        if not distributed.is_multiprocess():
+            self._open(config_json, run_only, resume)
+            return
+        verdict = None
+        if self.writes:
+            try:
+                self._open(config_json, run_only, resume)
+            except RunDirError as e:
+                verdict = str(e)
+        verdict = distributed.broadcast_text(verdict)  # also a barrier: process 0 is done
+        if verdict is not None:
+            raise RunDirError(verdict)
+        if not self.writes:
+            self._rows = _read_rows(self.path / "metrics.jsonl", warn=False)
 
+    def _open(self, config_json: dict, run_only: frozenset, resume: bool) -> None:
+        saved = self.path / "config.json"
         # 1. every check that needs no lock, before anything is created
         if resume:
             if not saved.is_file():
@@ -200,16 +225,24 @@ class RunDir:
             if any(r["step"] >= step for r in self.metrics()):
                 self.truncate_metrics(step - 1)
         row = {"step": step, **{k: _plain(v) for k, v in metrics.items()}}
+        if not self.writes:
+            self._rows.append(json.loads(json.dumps(row)))  # as process 0 reads it back
+            return
         with open(self.path / "metrics.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
 
     def metrics(self) -> list[dict]:
         """The logged rows; a partial last line (a write cut short) is left out with a warning."""
+        if not self.writes:
+            return [dict(r) for r in self._rows]
         return _read_rows(self.path / "metrics.jsonl")
 
     def truncate_metrics(self, last_step: int | None) -> None:
         """Drop rows logged after ``last_step`` (all of them for None: the run restarts)."""
         rows = [] if last_step is None else [r for r in self.metrics() if r["step"] <= last_step]
+        if not self.writes:
+            self._rows = rows
+            return
         _write_atomic(self.path / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
 
     def _repair_metrics(self) -> None:
@@ -237,11 +270,13 @@ class RunDir:
         return latest, best_ck
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
-        flat = {k: _plain(v) for k, v in summary.items()}
-        _write_atomic(self.path / "summary.json", json.dumps(flat, indent=2))
+        if self.writes:
+            flat = {k: _plain(v) for k, v in summary.items()}
+            _write_atomic(self.path / "summary.json", json.dumps(flat, indent=2))
 
     def write_report(self, markdown: str) -> None:
-        _write_atomic(self.path / "report.md", markdown)
+        if self.writes:
+            _write_atomic(self.path / "report.md", markdown)
 
 
 def _check_writable(path: pathlib.Path) -> None:
@@ -270,7 +305,7 @@ def _holder(lock_path: pathlib.Path) -> str:
         return "another process (it has not written its name yet)"
 
 
-def _read_rows(path: pathlib.Path) -> list[dict]:
+def _read_rows(path: pathlib.Path, *, warn: bool = True) -> list[dict]:
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -286,8 +321,9 @@ def _read_rows(path: pathlib.Path) -> list[dict]:
                 raise ValueError("not a row with a step")
         except ValueError as e:
             if i == len(lines) - 1:  # no newline after it: a write cut short
-                print(f"warning: {path}: dropped a partial last line (a write was cut short): "
-                      f"{line[:60]!r}", file=sys.stderr)
+                if warn:
+                    print(f"warning: {path}: dropped a partial last line (a write was cut "
+                          f"short): {line[:60]!r}", file=sys.stderr)
                 continue
             raise RunDirError(f"{path} line {i + 1} is damaged ({e}); remove that line to "
                               f"continue") from None

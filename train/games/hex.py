@@ -28,7 +28,7 @@ from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import pool as pool_lib
-from train.common import Checkpointing, Display, RunDir, Schedule, run
+from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
@@ -144,7 +144,10 @@ def versus_uct(res) -> dict:
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
+    """Train, evaluate and write the run folder; returns the summary (the same on every
+    process of a multi-host run, where process 0 alone writes)."""
     start = time.time()
+    init_distributed()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
                                                 for f in config.RUN_ONLY_FIELDS})
     env, learner, (uct_arena, final_arena), pool_arena, recorder, init, update = _compiled(key_config)
@@ -158,8 +161,10 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         pending = {}
 
         def on_chunk(step, carry, m, seconds):
-            m = jax.tree_util.tree_map(np.asarray, m)
-            res = uct_arena([carry["az"].params, None], jax.random.fold_in(eval_key, step))
+            # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on
+            # this process's first device (fed arrays spread over the mesh, it would run whole
+            # on every device of it); every process gets the same results
+            res = uct_arena([to_host(carry["az"].params), None], jax.random.fold_in(eval_key, step))
             rate, _ = res.win_rate(0)
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
             row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
@@ -176,18 +181,19 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         def between_chunks(step, carry):
             row, res = pending.pop(step)
             az_carry = carry["az"]
-            points, played = np.array(carry["points"]), np.array(carry["played"])
-            me = int(az_carry.pool.added) + 1           # the generation it gets when promoted
+            # read on the host, alike on every process (a multi-host run decides the same)
+            points, played, pool_host = to_host((carry["points"], carry["played"], az_carry.pool))
+            points, played = np.array(points), np.array(played)
+            me = int(pool_host.added) + 1               # the generation it gets when promoted
             won = (res.returns[:, 0] > 0).sum()
             points[me, 0] += won
             points[0, me] += len(res.returns) - won
             played[me, 0] += len(res.returns)
             played[0, me] += len(res.returns)
             if pool_arena is not None:
-                pool = az_carry.pool
-                for slot in range(int(pool.size)):
-                    other = int(pool.ids[slot]) + 1
-                    r = pool_arena([az_carry.params, pool_lib.get(pool, slot)],
+                for slot in range(int(pool_host.size)):
+                    other = int(pool_host.ids[slot]) + 1
+                    r = pool_arena(to_host([az_carry.params, pool_lib.get(az_carry.pool, slot)]),
                                    jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
                     w = (r.returns[:, 0] > 0).sum()
                     points[me, other] += w
@@ -220,19 +226,15 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             return {}
         rows = rundir.metrics()
         last = rows[-1]
-        final = versus_uct(final_arena([result.carry["az"].params, None],
+        params = to_host(result.carry["az"].params)
+        final = versus_uct(final_arena([params, None],
                                        jax.random.fold_in(eval_key, 2**31 - 2)))
-        ratings = elo_list(np.asarray(result.carry["points"]), np.asarray(result.carry["played"]))
+        ratings = elo_list(*to_host((result.carry["points"], result.carry["played"])))
         if config.sgf_games:
-            actions = np.asarray(recorder([result.carry["az"].params, None],
-                                          jax.random.fold_in(eval_key, 2**31 - 1)))
-            sgf_dir = rundir.path / "sgf"
-            sgf_dir.mkdir(exist_ok=True)
-            for i, moves in enumerate(actions):
-                black, white = ("agent", "uct") if i < config.sgf_games // 2 else ("uct", "agent")
-                text = to_sgf([int(a) for a in moves if a >= 0], config.board_size,
-                              {"PB": black, "PW": white})
-                (sgf_dir / f"game{i + 1}.sgf").write_text(text + "\n")
+            actions = to_host(recorder([params, None],
+                                       jax.random.fold_in(eval_key, 2**31 - 1)))
+            if rundir.writes:
+                write_sgf(rundir.path / "sgf", actions, config)
         summary = {
             "board_size": config.board_size, **final,
             "win_rate_vs_uct_low": max(0.0, final["win_rate_vs_uct"] - final["win_rate_vs_uct_ci95"]),
@@ -247,10 +249,21 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
             "seconds": time.time() - start,
         }
-        write_plots(rundir, rows, ratings)
+        if rundir.writes:
+            write_plots(rundir, rows, ratings)
         rundir.write_summary(summary)
         rundir.write_report(report(config, summary, rows, ratings))
     return summary
+
+
+def write_sgf(folder, actions, config) -> None:
+    """The recorded games ``actions`` int32 [G, max_moves] as ``folder/game<i>.sgf``, the
+    first half with the agent as Black."""
+    folder.mkdir(exist_ok=True)
+    for i, moves in enumerate(actions):
+        black, white = ("agent", "uct") if i < config.sgf_games // 2 else ("uct", "agent")
+        text = to_sgf([int(a) for a in moves if a >= 0], config.board_size, {"PB": black, "PW": white})
+        (folder / f"game{i + 1}.sgf").write_text(text + "\n")
 
 
 def elo_list(points: np.ndarray, played: np.ndarray) -> dict:

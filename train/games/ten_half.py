@@ -12,6 +12,7 @@ from jaxgames.ten_half import dp
 from jaxgames.ten_half.game import MAX_CARDS
 from train.algos import mc_control
 from train.algos.learner import Learner
+from train.common.distributed import to_host
 from train.common.rundir import markdown_table
 
 GAME = "ten_half"
@@ -58,15 +59,17 @@ def arena_values(learners: dict[str, Learner], carry: dict, key: jax.Array, num_
     env = jaxgames.make(GAME)
     out = {}
     for i, (m, l) in enumerate(learners.items()):
+        # the parameters as NumPy: the arena runs on this process's first device (fed arrays
+        # spread over the mesh it would run whole on every device of it)
         result = arena.play(env, [l.policy], jax.random.fold_in(key, i), num_games=num_games,
-                            params=[l.params(carry[m])])
+                            params=[to_host(l.params(carry[m]))])
         out[f"{m}_arena_mean"], out[f"{m}_arena_ci95"] = float(result.mean[0]), float(result.ci95[0])
     return out
 
 
 def greedy_policies(learners: dict[str, Learner], carry: dict) -> tuple[dict, dict]:
     """(Q tables [22,6,6,2], greedy policies [22,6,6]) per method."""
-    q = {m: np.asarray(l.params(carry[m])).reshape(*dp.SHAPE, 2) for m, l in learners.items()}
+    q = {m: to_host(l.params(carry[m])).reshape(*dp.SHAPE, 2) for m, l in learners.items()}
     return q, {m: np.asarray(mc_control.greedy(jnp.asarray(q[m]))) for m in q}
 
 
