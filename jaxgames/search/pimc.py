@@ -16,7 +16,9 @@ depend only on what it sees, so they are the same in every world and the average
 action by action; an action is -inf when any world left it unsearched.
 
 World w is ``sample_world(state, mover, keys[w])`` with ``keys = jaxgames.rng.split(key,
-num_worlds)``; the worlds are searched as one ``vmap`` batch. The policy reads only the mover's
+num_worlds)``; the worlds are searched as one ``vmap`` batch (with max^n, one batched search:
+its vmap rule folds the worlds, and an arena's games around them, into a single loop; memory
+is that of ``num_worlds`` searches, ``max_branching^(depth-1)`` states each). The policy reads only the mover's
 seat, the legal mask and the worlds, and ``sample_world`` reads only what the mover knows, so
 it is honest: two states the mover cannot tell apart get the same worlds for a key, hence the
 same move (``jaxgames.arena.honesty_check`` measures this; the tests use it).

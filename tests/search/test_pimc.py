@@ -1,10 +1,12 @@
 """PIMC (jaxgames.search.pimc) on the toy trick game: the worlds, the average, honesty, strength.
 
-The toy game's ``sample_world`` is checked first (the contract test, and uniformity over the
-consistent deals, enumerated in Python), because PIMC is only as good as its worlds. PIMC's
-average is then compared with the exact mean over every consistent deal (enumerated, each
-searched): it must agree within a few standard errors, and every world's values must be those
-of one of the deals. Randomness is only asserted through such statistics and invariants.
+The toy game's ``sample_world`` is checked first (uniform over the consistent deals, which are
+enumerated in Python; the seat's view and the public state kept; the same worlds from a state
+the seat cannot tell apart), because PIMC is only as good as its worlds. PIMC's average is then
+compared with the exact mean over every consistent deal (enumerated, each searched by the plain
+recursive reference): it must agree within a few standard errors, and every world's values must
+be those of one of the deals. Randomness is only asserted through such statistics and
+invariants.
 """
 
 from __future__ import annotations
