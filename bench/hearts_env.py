@@ -205,6 +205,8 @@ def main(argv: list[str] | None = None) -> dict:
                 devices: jax_games(env, args.batch, True),
                 "harness floor": jax_games(_CountingOnly(variant=variant), args.batch, False),
                 "priority player": jax_games(env, args.batch, False, priority_policy),
+                "harness floor, priority": jax_games(_CountingOnly(variant=variant), args.batch, False,
+                                                     priority_policy),
                 f"priority, {devices}": jax_games(env, args.batch, True, priority_policy)}
         steps = None
         for name, (fn, keys) in runs.items():
@@ -233,7 +235,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"[{variant}] ({moves:.0f} moves a hand)     games/s   ratio to OpenSpiel's loops  "
               f"| per CPU-second: games, ratio to the random.Random loop")
         for name in runs:
-            note = "  (a stand-in game whose step only counts moves)" if name == "harness floor" else ""
+            note = "  (a stand-in game whose step only counts moves)" if name.startswith("harness") else ""
             print(f"  jaxgames, {name + ':':<26} {best[name]:>10,.0f}   {best[name] / fast:5.1f}x / "
                   f"{best[name] / slow:5.1f}x  | {best_cpu[name]:>9,.0f}  "
                   f"{best_cpu[name] / best_cpu['random.Random']:5.1f}x{note}")
