@@ -124,7 +124,8 @@ def test_batch_covers_the_cases(results):
     assert 0 < finished.sum() < len(POSITIONS)
     searched = np.isfinite(np.asarray(trick.own_values))
     # more than one searched move, and ties for the mover among them (the tie rule matters)
-    ties = [(row[m] == row[m].max()).sum() > 1 for row, m in zip(np.asarray(trick.own_values), searched) if m.sum() > 1]
+    ties = [(row[m] == row[m].max()).sum() > 1
+            for row, m in zip(np.asarray(trick.own_values), searched) if m.sum() > 1]
     assert any(ties) and not all(ties)
     # the narrow search cut branches somewhere but not everywhere
     assert 0 < np.asarray(narrow.overflow).sum() < len(POSITIONS) - finished.sum()

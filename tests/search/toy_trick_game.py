@@ -165,7 +165,9 @@ class TrickGame(core.Env):
         # a random ranking of the free cards; a takes the first (count_a - forced) of them
         words = rng.random_words(key, NUM_CARDS)
         ids = jnp.arange(NUM_CARDS)
-        before = (words[None, :] < words[:, None]) | ((words[None, :] == words[:, None]) & (ids[None, :] < ids[:, None]))
+        # j ranks before i: a smaller word, or an equal one and a smaller id
+        before = (words[None, :] < words[:, None]) | (
+            (words[None, :] == words[:, None]) & (ids[None, :] < ids[:, None]))
         order = (before & free[None, :]).sum(1)        # free cards ranked ahead of each card
         gets_a = to_a | (free & (order < count_a - to_a.sum()))
         holder = jnp.where(unseen, jnp.where(gets_a, a, b), state.holder).astype(jnp.int8)
