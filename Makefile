@@ -23,8 +23,10 @@ $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 demo: $(VENV)/.installed
 	$(PY) -m train.demo
 
+# Two workers, one test module each at a time (module-scoped fixtures compile once): most of
+# the suite is XLA compilation, which runs on one core.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m bench.ten_half

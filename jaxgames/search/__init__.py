@@ -1,5 +1,6 @@
-"""Game-agnostic search on the Env contract: expectimax (chance games), plain UCT, and the
-mctx glue for network-guided MCTS."""
+"""Game-agnostic search on the Env contract: expectimax (chance games), plain UCT, the mctx
+glue for network-guided MCTS, max^n (multi-player) and perfect-information Monte Carlo (PIMC)
+for imperfect information."""
 
 from jaxgames.search import expectimax, mcts, uct
 from jaxgames.search.expectimax import ExpectimaxGame, action_values, best_action, for_env
