@@ -190,6 +190,14 @@ NO_MOON = position(ENV, ["2H", "5H", "3H", "AH"], leader=1,
                    taken={1: "QS 4H 6H 7H 8H 9H TH JH QH KH"})
 HAND_MADE = [THREE_EACH, MID_TRICK, MOON, NO_MOON]
 
+# Two states seat 0 cannot tell apart (its hand, the play so far), the other hands dealt
+# differently. In A the K♠ is seat 2's only spade: a Q♠ lead forces it over the queen, so PIE
+# leads the Q♠; in B every higher spade has a low one to duck with, so it leads the 9♣. PIE
+# reads hidden cards (by design); the honest players' check is the arena's, in test_bots.py.
+_POINTS_TAKEN = {2: "2H 3H 5H 6H 7H 8H 9H TH JH QH KH AH"}
+SEEN_A = position(ENV, ["3D QS 9C", "2C 8S 4H", "KS 5C JD", "AS 7D 2S"], leader=0, taken=_POINTS_TAKEN)
+SEEN_B = position(ENV, ["3D QS 9C", "JD 7D 4H", "5C KS 8S", "2C AS 2S"], leader=0, taken=_POINTS_TAKEN)
+
 
 @pytest.fixture(scope="module")
 def positions():
@@ -249,6 +257,12 @@ def test_trick_search_against_brute_force(positions, searches):
         assert_matches_reference(row(by_trick, i), positions[i], f"position {i}")
     first = [int(positions[i].num_played) for i in range(len(HAND_MADE), len(HAND_MADE) + 4)]
     assert first == [0, 1, 2, 3]
+
+
+def test_pie_reads_the_hidden_cards(searches):
+    chex.assert_trees_all_equal(ENV.observe(SEEN_A, 0), ENV.observe(SEEN_B, 0))
+    out = TRICK(stack([SEEN_A, SEEN_B]))
+    assert [int(a) for a in out.action[:2]] == [parse_card("QS"), parse_card("9C")]
 
 
 def test_no_recompiles(positions):
