@@ -25,12 +25,18 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import Hearts, Observation, State, max_hands
 from jaxgames.hearts.render import render_text, tricks
+from jaxgames.hearts import bots, evaluate
+from jaxgames.hearts.bots import BOT_NAMES, HeartsBot, make_bot, trick_search
+from jaxgames.hearts.evaluate import MatchResult
 
 __all__ = [
+    "BOT_NAMES",
     "CLUBS",
     "DIAMONDS",
     "HEARTS",
     "Hearts",
+    "HeartsBot",
+    "MatchResult",
     "NO_PASS",
     "NUM_CARDS",
     "NUM_PLAYERS",
@@ -46,10 +52,14 @@ __all__ = [
     "TWO_OF_CLUBS",
     "card",
     "card_name",
+    "bots",
     "cards_text",
     "deal",
+    "evaluate",
+    "make_bot",
     "max_hands",
     "parse_card",
     "render_text",
+    "trick_search",
     "tricks",
 ]
