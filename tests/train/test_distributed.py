@@ -12,6 +12,9 @@ One module fixture makes every run once (the runs cost most of this file's time)
 Every process of the 2 x 2 launches records the files it writes through a Python audit hook
 (a ``sitecustomize`` on its path), so "only process 0 wrote files" is checked on what the
 processes did, not on what the folder holds.
+
+The Hex pipeline gets the same comparison from ``python -m bench.distributed`` (its tiny run
+compiles for about a minute per process: too long for the suite).
 """
 
 import json
@@ -103,6 +106,7 @@ def _committed_step(folder: pathlib.Path):
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("distributed")
     multi = tmp / "multi"
+    checkpoints = multi / "ten_half" / "r" / "checkpoints"
     # 1 x 4, in the background
     four_out = open(tmp / "four.log", "w")
     four = subprocess.Popen(
@@ -118,14 +122,14 @@ def runs(tmp_path_factory):
         pids = _wait_for(lambda: re.findall(r"process (\d) pid (\d+)", (tmp / "killed.err").read_text()),
                          120, "the launcher's pids")
         pid1 = int(dict(pids)["1"])
-        _wait_for(lambda: _committed_step(multi / "ten_half" / "r" / "checkpoints") or launcher.poll() is not None,
-                  240, "the first checkpoint")
+        _wait_for(lambda: _committed_step(checkpoints) or launcher.poll() is not None, 240,
+                  "the first checkpoint")
         os.kill(pid1, signal.SIGKILL)
         killed_at = time.monotonic()
         killed_status = launcher.wait(timeout=GRACE + 60)
         stopped_after = time.monotonic() - killed_at
     killed_log = (tmp / "killed.err").read_text() + (tmp / "killed.out").read_text()
-    checkpoints_at_kill = sorted(int(p.name) for p in _committed_step(multi / "ten_half" / "r" / "checkpoints"))
+    checkpoints_at_kill = sorted(int(p.name) for p in _committed_step(checkpoints))
 
     # 2 x 2, resumed
     resumed = subprocess.run(_launch_cmd("--updates-per-chunk", "2", "--runs-dir", str(multi), "--resume"),
@@ -179,7 +183,6 @@ def test_killed_process_stops_the_run_with_a_clear_error(runs):
     assert runs["stopped_after"] < GRACE
     # it was killed in the middle: a checkpoint was committed, the run was not finished
     assert runs["checkpoints_at_kill"] and max(runs["checkpoints_at_kill"]) < 20
-    assert not (_run(runs, "multi") / "summary.json").exists() or runs["resumed"].returncode == 0
 
 
 def test_multi_host_resumed_run_matches_one_and_four_devices(runs):
