@@ -86,7 +86,8 @@ class MatchResult:
         if len(self.names) > 2:
             text += "".join(f"; {n} {p:.2f} ± {c:.2f}" for n, p, c in
                             zip(self.names[2:], self.points[2:], self.points_ci95[2:]))
-        return text + f"; {self.games} {self.unit}s ({self.deals} deals x {seatings} seatings)"
+        count = f"{self.games} hands" if self.unit == "hand" else f"{self.games} {self.unit.replace('game', 'games', 1)}"
+        return text + f"; {count} ({self.deals} deals x {seatings} seatings)"
 
 
 def _bot(player: HeartsBot | Policy, i: int) -> tuple[str, Policy]:
