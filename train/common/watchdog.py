@@ -2,11 +2,11 @@
 stop at once with one line, instead of hanging.
 
 Why JAX's own detection is not enough: a collective whose other end died usually fails at
-once (gloo's connection drops), but not always: a device of the surviving process that waits
-for another device of the same process, itself stopped by the failure, waits for good (about
-half of the kills in ``tests/train/test_distributed.py`` did, before this module). JAX's
-coordination service would end it after the heartbeat timeout (100 s by default), with its
-fatal message and a stack dump.
+once (gloo's connection drops), but not always: before this module, the surviving process 0
+stayed blocked in a chunk's collective (``block_until_ready``) in 3 of 6 kills of process 1
+(likely one of its devices waiting for its other device, which the failure had stopped).
+JAX's coordination service would end it after the heartbeat timeout (100 s by default), with
+its fatal message and a stack dump.
 
 So every process keeps one TCP connection to process 0 (a star, made when the run is
 joined): the kernel closes the connections of a process that dies, however it dies, so
