@@ -57,11 +57,14 @@ def arena_values(learners: dict[str, Learner], carry: dict, key: jax.Array, num_
     """Each learned greedy policy played in the arena: mean reward per game and 95% interval
     (sampled; the exact values come from the solver)."""
     env = jaxgames.make(GAME)
+    # every method's policy is the same rule, greedy on the Q table it is given
+    # (mc_control.make): one policy function, so one compiled arena plays every method's table
+    greedy = next(iter(learners.values())).policy
     out = {}
     for i, (m, l) in enumerate(learners.items()):
         # the parameters as NumPy: the arena runs on this process's first device (fed arrays
         # spread over the mesh it would run whole on every device of it)
-        result = arena.play(env, [l.policy], jax.random.fold_in(key, i), num_games=num_games,
+        result = arena.play(env, [greedy], jax.random.fold_in(key, i), num_games=num_games,
                             params=[to_host(l.params(carry[m]))])
         out[f"{m}_arena_mean"], out[f"{m}_arena_ci95"] = float(result.mean[0]), float(result.ci95[0])
     return out
