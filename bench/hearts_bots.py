@@ -1,8 +1,9 @@
 """The Hearts players against each other, as Sturtevant & White evaluate: the table.
 
-    python -m bench.hearts_bots [--deals 32] [--iie-deals 12] [--game-deals 2] [--worlds 20]
+    python -m bench.hearts_bots [--deals 32] [--iie-deals 8] [--game-deals 4] [--worlds 20]
                                 [--bots pie,iie,rule,random] [--variant paper] [--no-moon]
-                                [--iie-games] [--no-honesty] [--speed-batch 64] [--seed 0]
+                                [--no-hands] [--iie-games] [--no-honesty] [--speed-batch 64]
+                                [--seed 0]
 
 * **Hands**: every pair of ``--bots`` over the 14 seatings that mix two types
   (:func:`jaxgames.hearts.evaluate.evaluate`), ``--deals`` deals per seating (``--iie-deals``
@@ -91,9 +92,10 @@ def speed(env: Hearts, batch: int, seed: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.hearts_bots", description=__doc__.split("\n\n")[0])
     p.add_argument("--deals", type=int, default=32, help="deals per seating, pairs without IIE (default 32)")
-    p.add_argument("--iie-deals", type=int, default=12, help="deals per seating, pairs with IIE (default 12)")
-    p.add_argument("--game-deals", type=int, default=2,
-                   help="deals per seating of games to 100 (default 2; 0 skips them)")
+    p.add_argument("--iie-deals", type=int, default=8, help="deals per seating, pairs with IIE (default 8)")
+    p.add_argument("--no-hands", dest="hands", action="store_false", help="skip the single hands")
+    p.add_argument("--game-deals", type=int, default=4,
+                   help="deals per seating of games to 100 (default 4; 0 skips them)")
     p.add_argument("--iie-games", action="store_true", help="also play IIE's pairs in games to 100 (slow)")
     p.add_argument("--worlds", type=int, default=B.DEFAULT_WORLDS, help="IIE's sampled worlds (default 20)")
     p.add_argument("--bots", default=",".join(B.BOT_NAMES), help="comma-separated bots (default all four)")
@@ -108,8 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     for n in names:
         if n not in B.BOT_NAMES:
             p.error(f"argument --bots: unknown bot {n!r} (choose from {', '.join(B.BOT_NAMES)})")
-    if min(args.deals, args.iie_deals) < 2:
-        p.error("--deals and --iie-deals must be at least 2 (intervals are over deals)")
+    if min(args.deals, args.iie_deals) < 2 or args.game_deals == 1:
+        p.error("--deals, --iie-deals and --game-deals must be at least 2 (intervals are over deals)")
 
     print("command: python -m bench.hearts_bots " + " ".join(sys.argv[1:] if argv is None else argv))
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, device {jax.devices()[0]}; {_versions()}")
@@ -127,8 +129,9 @@ def main(argv: list[str] | None = None) -> None:
             print(line, flush=True)
 
     results = []
-    print(f"\nsingle hands ({args.variant} variant, moon {'on' if args.moon else 'off'}), 14 seatings per pair:")
-    for i, (a, b) in enumerate(itertools.combinations(names, 2)):
+    if args.hands:
+        print(f"\nsingle hands ({args.variant} variant, moon {'on' if args.moon else 'off'}), 14 seatings per pair:")
+    for i, (a, b) in enumerate(itertools.combinations(names, 2) if args.hands else ()):
         deals = args.iie_deals if "iie" in (a, b) else args.deals
         bots = [B.make_bot(hand_env, n, **options.get(n, {})) for n in (a, b)]
         start = time.perf_counter()

@@ -14,13 +14,15 @@ worlds (Monte Carlo, PIMC) and plays the move of best average. Here:
   void, lead low. Honest (reads its seat's observation only).
 * ``random`` — uniform over the legal cards. Honest.
 
-All four pass cards (the standard variant) by one rule, :func:`pass_scores`: the Q♠, the A♠
-and K♠ unless three low spades guard them, hearts from the jack up, then the highest cards of
-the shortest suits (to make voids). The source's variant (``variant="paper"``) never passes.
+PIE, IIE and the rule-based player pass cards (the standard variant) by one rule,
+:func:`pass_scores`: the Q♠, the A♠ and K♠ unless three low spades guard them, hearts from
+the jack up, then the highest cards of the shortest suits (to make voids); random passes at
+random. The source's variant (``variant="paper"``) never passes.
 
 **The trick search.** max^n over the current trick is small: at most 13^4 ways to finish it.
-:func:`trick_search` enumerates them all at once (a ``[13, 13, 13, 13]`` grid of card slots,
-one axis per seat in the trick, each seat's legal cards given the led suit), scores each
+:func:`trick_search` enumerates them all at once (a grid of card slots, one axis per seat
+in the trick from the first that has not played on: 13^4 cells to lead, 13^3 after; each
+seat's legal cards given the led suit), scores each
 finished trick (its points to the taker, the moon on the hand's last trick, then the
 evaluation of the hands left) and backs the vectors up axis by axis: the seat of each axis
 picks the slot of highest own value, ties to the lowest card id. That is exactly
@@ -29,8 +31,10 @@ picks the slot of highest own value, ties to the lowest card id. That is exactly
 ``pie_policy(env, search="maxn")`` plays through ``maxn.py`` itself), without stepping the
 game for every node: measured in ``bench/hearts_bots.py``.
 
-**The evaluation** (:func:`evaluation`; docs/hearts_eval.md). Each seat's expected points
-still to come, with the points left split in proportion to a score of each hand:
+**The evaluation** (:func:`evaluation`; docs/hearts_eval.md). The source's is hand-tuned and
+unpublished; this one is ours, from the features the paper names (points taken, the Q♠,
+voids, high cards). Each seat's expected points still to come, with the points left split
+in proportion to a score of each hand:
 
 * hearts: ``H * L_p / sum(L)``, H the hearts not yet played, ``L_p = (16 + sum of the card
   weights) * 4 // (4 + voids)``: card weight ``(rank + 1)^2``, doubled for a heart (high
@@ -78,7 +82,7 @@ from jaxgames.search.pimc import pimc_policy
 
 Array = jax.Array
 
-__all__ = ["BOT_NAMES", "HeartsBot", "TrickSearch", "evaluation", "iie_policy", "make_bot",
+__all__ = ["BOT_NAMES", "DEFAULT_WORLDS", "HeartsBot", "TrickSearch", "evaluation", "iie_policy", "make_bot",
            "pass_scores", "pie_policy", "rule_policy", "rule_scores", "trick_over", "trick_search",
            "value_fn"]
 

@@ -21,10 +21,12 @@ luck of the deal cancels) and measures, for each type:
   ``points[0] - points[1]`` per deal with its interval: negative means type 0 is better.
 
 ``table_points`` is the mean over every seat: 6.5 per hand without the moon, more with it
-(a moon gives 78 points, not 26). :func:`protocol` runs both halves of the source's
-evaluation (single hands, then games to 100) on the paper variant (no passing, any lead).
-:func:`honesty` measures each player with :func:`jaxgames.arena.honesty_check` on states of
-real games: 0 for a player that reads only its seat's view.
+(a moon gives 78 points, not 26). The source's two halves are two calls: ``evaluate`` on
+``Hearts(variant="paper")`` (single hands) and on ``Hearts(variant="paper",
+target_score=100)`` (games to 100), each with bots made for that env
+(``bench/hearts_bots.py`` does both). :func:`honesty` measures each player with
+:func:`jaxgames.arena.honesty_check` on states of real games: 0 for a player that reads only
+its seat's view.
 """
 
 from __future__ import annotations
@@ -39,10 +41,10 @@ import numpy as np
 
 from jaxgames import arena as A
 from jaxgames.core import Policy, random_policy, rollout
-from jaxgames.hearts.bots import HeartsBot, make_bot
+from jaxgames.hearts.bots import HeartsBot
 from jaxgames.hearts.game import Hearts
 
-__all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "protocol", "summarize"]
+__all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "summarize"]
 
 #: points per hand of each of four equal players when no moon is shot: 26 / 4
 BREAK_EVEN = 6.5
@@ -179,27 +181,6 @@ def honesty(env: Hearts, players: Sequence[HeartsBot | Policy], key: jax.Array, 
     return tuple(A.honesty_check(env, _bot(p, i)[1], params[i], states, jax.random.fold_in(k_check, i),
                                  num_worlds=num_worlds, num_keys=num_keys)
                  for i, p in enumerate(players))
-
-
-def protocol(names: Sequence[str], key: jax.Array, *, hand_deals: int = 100, game_deals: int = 10,
-             moon: bool = True, variant: str = "paper", target_score: int = 100,
-             options: dict[str, dict] | None = None) -> tuple[MatchResult, MatchResult | None]:
-    """The source's two measurements of two bots (names of :func:`make_bot`, ``options[name]``
-    their options) on ``variant``: single hands, ``hand_deals`` deals x 14 seatings, and full
-    games to ``target_score``, ``game_deals`` x 14 (0: skipped). Returns (hands, games)."""
-    if len(names) != 2:
-        raise ValueError(f"the protocol compares two bots, got {len(names)}")
-    options = options or {}
-    k_hands, k_games = jax.random.split(key)
-    hand_env = Hearts(variant=variant, moon=moon)
-    hands = evaluate(hand_env, [make_bot(hand_env, n, **options.get(n, {})) for n in names], k_hands,
-                     deals=hand_deals)
-    games = None
-    if game_deals:
-        game_env = Hearts(variant=variant, moon=moon, target_score=target_score)
-        games = evaluate(game_env, [make_bot(game_env, n, **options.get(n, {})) for n in names], k_games,
-                         deals=game_deals)
-    return hands, games
 
 
 def format_results(results: Sequence[MatchResult]) -> str:

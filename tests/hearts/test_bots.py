@@ -166,6 +166,7 @@ def test_summary_by_hand():
     assert r.difference == pytest.approx(diff.mean())
     assert r.difference_ci95 == pytest.approx(1.96 * diff.std(ddof=1) / np.sqrt(2))
     assert r.compare(1, 0) == pytest.approx((-diff.mean(), r.difference_ci95))
+    assert "| a | b | hand | " in E.format_results([r]) and "28 hands (2 deals x 14 seatings)" in r.line()
     with pytest.raises(ValueError, match="multiple of the 14 seatings"):
         E.summarize(-points[:27], seats[:27], ("a", "b"), "hand")
 
