@@ -98,9 +98,8 @@ def launch(command: Sequence[str], *, processes: int, devices_per_process: int,
                 t = threading.Thread(target=_pump, args=(src, dst, f"[process {i}] "), daemon=True)
                 t.start()
                 pumps.append(t)
-    print(f"{PROG}: {processes} processes x {devices_per_process} CPU devices, coordinator "
-          f"127.0.0.1:{port}; " + ", ".join(f"process {i} pid {c.pid}" for i, c in enumerate(children)),
-          file=sys.stderr, flush=True)
+    _say(f"{processes} processes x {devices_per_process} CPU devices, coordinator 127.0.0.1:{port}; "
+         + ", ".join(f"process {i} pid {c.pid}" for i, c in enumerate(children)))
 
     ended: queue.Queue = queue.Queue()
     for i, child in enumerate(children):
@@ -119,7 +118,7 @@ def launch(command: Sequence[str], *, processes: int, devices_per_process: int,
             else:
                 running.discard(i)
                 if status != 0 or first is not None:
-                    print(f"{PROG}: process {i} {describe(status)}", file=sys.stderr, flush=True)
+                    _say(f"process {i} {describe(status)}")
                 if status != 0 and first is None:
                     first = (i, status)
                     term_at = time.monotonic() + grace
@@ -127,8 +126,7 @@ def launch(command: Sequence[str], *, processes: int, devices_per_process: int,
             now = time.monotonic()
             if term_at is not None and now >= term_at and running:
                 for j in sorted(running):
-                    print(f"{PROG}: stopping process {j}: still running {grace:g} s after "
-                          f"process {first[0]} failed", file=sys.stderr, flush=True)
+                    _say(f"stopping process {j}: still running {grace:g} s after process {first[0]} failed")
                     children[j].terminate()
                 term_at, kill_at = None, now + 5.0
             if kill_at is not None and now >= kill_at:
@@ -168,6 +166,13 @@ def _stop_all(children) -> None:
         except subprocess.TimeoutExpired:
             c.kill()
             c.wait()
+
+
+def _say(message: str) -> None:
+    # one write with its newline: process 0 shares this stream, and print() writes the text and
+    # the newline apart, so another process's line could land between them
+    sys.stderr.write(f"{PROG}: {message}\n")
+    sys.stderr.flush()
 
 
 def _pump(src, dst, prefix: str) -> None:

@@ -50,5 +50,6 @@ def _leave(message: str | None, status: int) -> NoReturn:
     if distributed.is_multiprocess():
         watchdog.leave(message, status)  # tells the others, and never returns
     if message is not None:
-        print(message, file=sys.stderr)
+        sys.stderr.write(message + "\n")  # one write: other processes may share the stream
+        sys.stderr.flush()
     raise SystemExit(status) from None

@@ -89,7 +89,7 @@ def leave(message: str | None, status: int) -> None:
         time.sleep(60)  # another thread is ending the process
         os._exit(status)
     if message is not None:
-        print(message, file=sys.stderr)
+        sys.stderr.write(message + "\n")  # one write: the launcher shares the stream
     sys.stdout.flush()
     sys.stderr.flush()
     _say(FAIL if status else DONE)
@@ -174,4 +174,5 @@ def _prog() -> str:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr, flush=True)
+    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.flush()
