@@ -173,8 +173,10 @@ class Session:
                          f"(to seat {(self.human + int(s.pass_dir)) % NUM_PLAYERS}).")
         else:
             trick = int(s.num_played) // NUM_PLAYERS + 1
-            broken = "hearts broken" if bool(s.hearts_broken) else "hearts not broken"
-            lines.append(f"Hand {int(s.hand_number) + 1}, trick {trick}, {broken}.")
+            broken = ""   # the paper variant leads anything at any time
+            if self.env.standard:
+                broken = ", hearts broken" if bool(s.hearts_broken) else ", hearts not broken"
+            lines.append(f"Hand {int(s.hand_number) + 1}, trick {trick}{broken}.")
         lines.append("Points this hand: " + ", ".join(f"{self.who(p)} {points[p]}" for p in range(NUM_PLAYERS))
                      + (("; scores: " + ", ".join(f"{self.who(p)} {scores[p]}" for p in range(NUM_PLAYERS)))
                         if self.settings.target_score is not None else ""))
