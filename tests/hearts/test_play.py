@@ -22,6 +22,11 @@ from jaxgames.hearts.cards import NUM_PLAYERS, SUIT, card_name
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# Two games, two compiles for the module: standard Hearts, one hand (the default), and the
+# paper variant to a target score (PAPER_GAME), which the other tests share.
+PAPER_GAME = {"variant": "paper", "target_score": 30}
+
+
 def session(**settings):
     out = io.StringIO()
     return hp.Session(hp.Settings(**{"opponent": "rule", "seed": 0, **settings}), out, echo=True), out
@@ -55,7 +60,7 @@ def test_full_hand_with_passing():
 
 
 def test_messages_for_bad_input():
-    s, out = session(variant="paper", seat=0)
+    s, out = session(**PAPER_GAME, seat=0)
     seen = {}
 
     def typed():
@@ -114,7 +119,7 @@ def test_passing_several_cards_in_one_line():
 
 
 def test_game_to_a_target_score():
-    s, out = session(seat=3, target_score=30, variant="paper")
+    s, out = session(**PAPER_GAME, seat=3)
     result = s.run(first_legal(s))
     text = out.getvalue()
     assert result.over and max(result.scores) >= 30
@@ -126,7 +131,7 @@ def test_game_to_a_target_score():
 
 
 def test_end_of_input_stops_the_game():
-    s, out = session(seat=2, variant="paper")
+    s, out = session(**PAPER_GAME, seat=2)
     result = s.run(iter([]))
     assert result.ended_by == "eof" and result.exit_code == 0 and not result.over
     assert "End of input" in out.getvalue() and "Game not finished" in out.getvalue()
