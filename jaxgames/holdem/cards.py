@@ -106,7 +106,7 @@ def deck_from(hole0: Iterable[int], hole1: Iterable[int], board: Iterable[int] =
 # -- the deal (pure, jittable) ---------------------------------------------------------------
 
 
-def _select_bit(x: Array, k: Array) -> Array:
+def select_bit(x: Array, k: Array) -> Array:
     """uint32: the position of the k-th lowest set bit of ``x`` (k < popcount(x)), by halving."""
     pos = jnp.zeros_like(x)
     for w in (16, 8, 4, 2, 1):
@@ -138,7 +138,7 @@ def draw_without(words: Array, cards: Array) -> Array:
         count = count_lo + jax.lax.population_count(hi)
         k = word % jnp.maximum(count, jnp.uint32(1))
         in_lo = k < count_lo
-        card = jnp.where(in_lo, _select_bit(lo, k), jnp.uint32(32) + _select_bit(hi, k - count_lo))
+        card = jnp.where(in_lo, select_bit(lo, k), jnp.uint32(32) + select_bit(hi, k - count_lo))
         bit = jnp.uint32(1) << (card & jnp.uint32(31))
         return (jnp.where(in_lo, lo & ~bit, lo), jnp.where(in_lo, hi, hi & ~bit)), card.astype(jnp.int32)
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from jaxgames import rng
 from jaxgames.holdem import hand_eval
+from jaxgames.holdem.cards import select_bit
 
 Array = jax.Array
 
@@ -61,18 +62,6 @@ def card_set(cards: Array) -> tuple[Array, Array]:
     return lo, hi
 
 
-def _select_bit(x: Array, k: Array) -> Array:
-    """uint32: the position of the k-th lowest set bit of ``x`` (k < popcount(x))."""
-    pos = jnp.zeros_like(x)
-    for w in (16, 8, 4, 2, 1):
-        below = jax.lax.population_count(x & jnp.uint32((1 << w) - 1))
-        up = k >= below
-        k = k - jnp.where(up, below, jnp.uint32(0))
-        x = jnp.where(up, x >> w, x)
-        pos = pos + jnp.where(up, jnp.uint32(w), jnp.uint32(0))
-    return pos
-
-
 def draw_cards(words: Array, known: tuple[Array, Array]) -> Array:
     """int32 [..., n]: n distinct cards drawn uniformly from the cards not in ``known``.
 
@@ -88,7 +77,7 @@ def draw_cards(words: Array, known: tuple[Array, Array]) -> Array:
         count = count_lo + jax.lax.population_count(free_hi)
         k = words[..., i] % jnp.maximum(count, jnp.uint32(1))
         in_lo = k < count_lo
-        card = jnp.where(in_lo, _select_bit(free_lo, k), jnp.uint32(32) + _select_bit(free_hi, k - count_lo))
+        card = jnp.where(in_lo, select_bit(free_lo, k), jnp.uint32(32) + select_bit(free_hi, k - count_lo))
         bit = jnp.uint32(1) << (card & jnp.uint32(31))
         free_lo = jnp.where(in_lo, free_lo & ~bit, free_lo)
         free_hi = jnp.where(in_lo, free_hi, free_hi & ~bit)
