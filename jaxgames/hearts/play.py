@@ -28,7 +28,7 @@ import functools
 import secrets
 import sys
 import time
-from typing import Callable, Iterable, Iterator, TextIO
+from typing import Callable, Iterable, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -52,6 +52,7 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
+from jaxgames.terminal import TerminalIO, stdin_lines
 
 PROG = "python -m jaxgames.hearts.play"
 _QUIT = ("quit", "exit", "q")
@@ -115,7 +116,7 @@ def _programs(env: Hearts, opponent: str, worlds: int):
     return jax.jit(bot.policy), jax.jit(env.step)
 
 
-class Session:
+class Session(TerminalIO):
     """One game between a person (typed lines) and three computer players, written to
     ``output``. ``state`` is the current position, ``actions`` the moves so far."""
 
@@ -202,9 +203,6 @@ class Session:
             lines.append(f"Trick {i + 1}: {shown}" + (f" -> {self.who(taker)}" if taker >= 0 else ""))
         return "\n".join(lines)
 
-    def _say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
 
     # -- reading a card -----------------------------------------------------------------------
 
@@ -332,18 +330,6 @@ class Session:
 
     # -- the game -----------------------------------------------------------------------------
 
-    def _read(self, lines: Iterator[str], prompt: str) -> str | None:
-        self.out.write(prompt)
-        self.out.flush()
-        try:
-            line = next(lines)
-        except StopIteration:
-            self._say()
-            return None
-        line = line.rstrip("\r\n")
-        if self.echo:
-            self._say(line)
-        return line
 
     def _intro(self) -> None:
         st = self.settings
@@ -476,17 +462,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                     moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii)
 
 
-def _stdin_lines() -> Iterator[str]:
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return
-        yield line
-
-
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
-    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(_stdin_lines()).exit_code
+    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(stdin_lines()).exit_code
 
 
 if __name__ == "__main__":

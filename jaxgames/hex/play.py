@@ -37,7 +37,7 @@ import re
 import secrets
 import sys
 import time
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -49,6 +49,7 @@ from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name,
 from jaxgames.hex.render import render_text
 from jaxgames.hex.sgf import SWAP_NAME, to_sgf
 from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
+from jaxgames.terminal import TerminalIO, stdin_lines
 
 PROG = "python -m jaxgames.hex.play"
 DEFAULT_SIZE = 11
@@ -209,7 +210,7 @@ def check_sgf_path(path: str) -> str | None:
     return None
 
 
-class Session:
+class Session(TerminalIO):
     """One game between a person (typed lines) and the computer, written to ``output``.
 
     ``state`` is the current position; ``actions`` and ``times`` the moves on the board so
@@ -277,9 +278,6 @@ class Session:
     def _example(self) -> str:
         return to_cell_name((self.n // 2) * (self.n + 1), self.n)  # the centre: f6 on 11x11
 
-    def _say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
 
     def _total(self, player: int) -> float:
         return sum(t for i, t in enumerate(self.times) if i % 2 == player)
@@ -372,18 +370,6 @@ class Session:
 
     # -- the game -----------------------------------------------------------------------------
 
-    def _read(self, lines: Iterator[str], prompt: str) -> str | None:
-        self.out.write(prompt)
-        self.out.flush()
-        try:
-            line = next(lines)
-        except StopIteration:
-            self._say()
-            return None
-        line = line.rstrip("\r\n")
-        if self.echo:
-            self._say(line)
-        return line
 
     def _intro(self) -> None:
         s, n = self.settings, self.n
@@ -551,14 +537,6 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                     checkpoint=args.checkpoint, seed=seed, sgf=args.sgf)
 
 
-def _stdin_lines() -> Iterator[str]:
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return
-        yield line
-
-
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
     try:
@@ -566,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     except OpponentUnavailable as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
-    return session.run(_stdin_lines()).exit_code
+    return session.run(stdin_lines()).exit_code
 
 
 if __name__ == "__main__":

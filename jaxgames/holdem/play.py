@@ -36,6 +36,7 @@ from jaxgames.holdem import betting, bots, hand_eval
 from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
+from jaxgames.terminal import TerminalIO, stdin_lines
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
@@ -118,7 +119,7 @@ def parse_action(text: str) -> int | None:
     return _BY_NAME.get(word)
 
 
-class Session:
+class Session(TerminalIO):
     """A sequence of hands between a person (typed lines) and a bot, written to ``output``."""
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False):
@@ -135,22 +136,7 @@ class Session:
         self.results: list[float] = []
         self.state = None
 
-    def _say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
 
-    def _read(self, lines: Iterator[str], prompt: str) -> str | None:
-        self.out.write(prompt)
-        self.out.flush()
-        try:
-            line = next(lines)
-        except StopIteration:
-            self._say()
-            return None
-        line = line.rstrip("\r\n")
-        if self.echo:
-            self._say(line)
-        return line
 
     # -- the table ----------------------------------------------------------------------------------
 
@@ -342,17 +328,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                     small_blind=args.small_blind, big_blind=args.big_blind)
 
 
-def _stdin_lines() -> Iterator[str]:
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return
-        yield line
-
-
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
-    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(_stdin_lines()).exit_code
+    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(stdin_lines()).exit_code
 
 
 if __name__ == "__main__":
