@@ -157,16 +157,7 @@ def summarize_seats(seat_returns: np.ndarray, seats: np.ndarray, num_policies: i
     seat_returns = np.asarray(seat_returns, np.float64)
     onehot = (seats[:, :, None] == np.arange(num_policies)).astype(np.float64)  # [G, S, P]
     returns = (seat_returns[:, :, None] * onehot).sum(1) / onehot.sum(1)
-    result = summarize(returns, seats, stats)
-    seat_mean = np.full((num_policies, seats.shape[1]), np.nan)
-    seat_ci = np.full_like(seat_mean, np.nan)
-    for s in range(seats.shape[1]):
-        for p in range(num_policies):
-            mine = seat_returns[seats[:, s] == p, s]
-            if len(mine):
-                seat_mean[p, s], seat_ci[p, s] = mine.mean(), _ci95(mine)
-    return dataclasses.replace(result, seat_mean=seat_mean, seat_ci95=seat_ci,
-                               seat_returns=seat_returns.astype(np.float32))
+    return summarize(returns, seats, stats, seat_returns=seat_returns)
 
 
 @functools.lru_cache(maxsize=32)
@@ -188,8 +179,10 @@ def play(env: Env, policies: Sequence[Policy], key: jax.Array, *, num_games: int
     return _cached_arena(env, tuple(policies), num_games, max_steps, stats, seatings)(params, key)
 
 
-def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any = None) -> ArenaResult:
-    """Means and 95% intervals per policy and per (policy, seat) from ``returns [G, P]``."""
+def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any = None,
+              seat_returns: np.ndarray | None = None) -> ArenaResult:
+    """Means and 95% intervals per policy and per (policy, seat) from ``returns [G, P]``
+    (and each seat's own return ``seat_returns [G, S]`` when a policy may hold several seats)."""
     returns = np.asarray(returns, np.float64)
     n, num_policies = returns.shape
     if seats is None:
@@ -198,12 +191,14 @@ def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any =
     seat_ci = np.full_like(seat_mean, np.nan)
     for s in range(seats.shape[1]):
         for p in range(num_policies):
-            mine = returns[seats[:, s] == p, p]
+            games = seats[:, s] == p
+            mine = returns[games, p] if seat_returns is None else seat_returns[games, s]
             if len(mine):
                 seat_mean[p, s], seat_ci[p, s] = mine.mean(), _ci95(mine)
     return ArenaResult(mean=returns.mean(0), ci95=np.array([_ci95(r) for r in returns.T]),
                        seat_mean=seat_mean, seat_ci95=seat_ci, returns=returns.astype(np.float32),
-                       seats=np.asarray(seats, np.int32), num_games=n, stats=stats)
+                       seats=np.asarray(seats, np.int32), num_games=n, stats=stats,
+                       seat_returns=None if seat_returns is None else np.asarray(seat_returns, np.float32))
 
 
 def _ci95(x: np.ndarray) -> float:
