@@ -118,19 +118,32 @@ def select_bit(x: Array, k: Array) -> Array:
     return pos
 
 
-def draw_without(words: Array, cards: Array) -> Array:
-    """int32 [n]: n distinct cards drawn uniformly from those not in ``cards`` (int [m], -1
-    entries ignored), one random word each (uint32 [n]; draw i takes the ``word % count``-th
-    card left: a bias below 52 / 2**32). The free cards are a 52-bit set in two words, so a
-    draw is a few elementwise bit operations; a ``lax.scan`` keeps the compiled program small
-    (unrolled, nine draws took 2 s to compile)."""
-    cards = jnp.asarray(cards, jnp.int32)
-    c = jnp.clip(cards, 0, 51).astype(jnp.uint32)
-    lo_bits = jnp.where((cards >= 0) & (cards < 32), jnp.uint32(1) << (c & 31), jnp.uint32(0))
+def card_set(cards: Array) -> tuple[Array, Array]:
+    """The set of ``cards`` int [..., n] (entries < 0 ignored) as two uint32 words [...]:
+    bit c of the first word for cards 0..31, bit c - 32 of the second for 32..51."""
+    cards = jnp.asarray(cards).astype(jnp.int32)
+    valid = cards >= 0
+    c = jnp.clip(cards, 0, NUM_CARDS - 1).astype(jnp.uint32)
+    lo_bits = jnp.where(valid & (cards < 32), jnp.uint32(1) << (c & 31), jnp.uint32(0))
     hi_bits = jnp.where(cards >= 32, jnp.uint32(1) << ((c - 32) & 31), jnp.uint32(0))
-    taken_lo = jax.lax.reduce(lo_bits, jnp.uint32(0), jax.lax.bitwise_or, (0,))
-    taken_hi = jax.lax.reduce(hi_bits, jnp.uint32(0), jax.lax.bitwise_or, (0,))
-    free = (~taken_lo, ~taken_hi & jnp.uint32((1 << (NUM_CARDS - 32)) - 1))
+    lo = jax.lax.reduce(lo_bits, jnp.uint32(0), jax.lax.bitwise_or, (cards.ndim - 1,))
+    hi = jax.lax.reduce(hi_bits, jnp.uint32(0), jax.lax.bitwise_or, (cards.ndim - 1,))
+    return lo, hi
+
+
+def draw_cards(words: Array, known: tuple[Array, Array], *, unroll: bool = False) -> Array:
+    """int32 [..., n]: n distinct cards drawn uniformly from those not in ``known`` (a
+    :func:`card_set`, broadcast against ``words[..., 0]``), one random word each (uint32
+    [..., n]; draw i takes the ``word % count``-th card left: a bias below 52 / 2**32).
+
+    The free cards are a 52-bit set in two words, so a draw is a few elementwise bit
+    operations. A ``lax.scan`` keeps the compiled program small (unrolled, the deal's nine
+    draws took 2 s to compile); ``unroll=True`` unrolls it where the draws sit in a hot loop
+    (Monte Carlo equity)."""
+    words = jnp.asarray(words, jnp.uint32)
+    batch = words.shape[:-1]
+    free = (jnp.broadcast_to(~known[0], batch),
+            jnp.broadcast_to(~known[1] & jnp.uint32((1 << (NUM_CARDS - 32)) - 1), batch))
 
     def draw(free, word):
         lo, hi = free
@@ -142,7 +155,14 @@ def draw_without(words: Array, cards: Array) -> Array:
         bit = jnp.uint32(1) << (card & jnp.uint32(31))
         return (jnp.where(in_lo, lo & ~bit, lo), jnp.where(in_lo, hi, hi & ~bit)), card.astype(jnp.int32)
 
-    return jax.lax.scan(draw, free, jnp.asarray(words, jnp.uint32))[1]
+    drawn = jax.lax.scan(draw, free, jnp.moveaxis(words, -1, 0), unroll=unroll)[1]
+    return jnp.moveaxis(drawn, 0, -1)
+
+
+def draw_without(words: Array, cards: Array) -> Array:
+    """int32 [n]: n distinct cards drawn uniformly from those not in ``cards`` (int [m], -1
+    entries ignored), one random word each (uint32 [n]): :func:`draw_cards`."""
+    return draw_cards(words, card_set(cards))
 
 
 def deal_deck(dealt: Array, words: Array) -> Array:

@@ -28,7 +28,7 @@ import numpy as np
 
 from jaxgames import rng
 from jaxgames.holdem import hand_eval
-from jaxgames.holdem.cards import select_bit
+from jaxgames.holdem.cards import card_set, draw_cards
 
 Array = jax.Array
 
@@ -47,42 +47,6 @@ for _c in range(2):
     _card = HOLE_PAIRS[:, _c].astype(np.int64)
     _PAIR_LO |= np.where(_card < 32, np.uint64(1) << np.minimum(_card, 31).astype(np.uint64), 0).astype(np.uint32)
     _PAIR_HI |= np.where(_card >= 32, np.uint64(1) << np.maximum(_card - 32, 0).astype(np.uint64), 0).astype(np.uint32)
-_HI_CARDS = NUM_CARDS - 32  # cards 32..51 live in the low 20 bits of the second word
-
-
-def card_set(cards: Array) -> tuple[Array, Array]:
-    """The set of ``cards`` int [..., n] (entries < 0 ignored) as two uint32 words [...]:
-    bit c of the first word for cards 0..31, bit c - 32 of the second for 32..51."""
-    cards = jnp.asarray(cards).astype(jnp.int32)
-    valid = cards >= 0
-    lo_bits = jnp.where(valid & (cards < 32), jnp.uint32(1) << jnp.clip(cards, 0, 31).astype(jnp.uint32), 0)
-    hi_bits = jnp.where(valid & (cards >= 32), jnp.uint32(1) << jnp.clip(cards - 32, 0, 31).astype(jnp.uint32), 0)
-    lo = jax.lax.reduce(lo_bits.astype(jnp.uint32), jnp.uint32(0), jax.lax.bitwise_or, (cards.ndim - 1,))
-    hi = jax.lax.reduce(hi_bits.astype(jnp.uint32), jnp.uint32(0), jax.lax.bitwise_or, (cards.ndim - 1,))
-    return lo, hi
-
-
-def draw_cards(words: Array, known: tuple[Array, Array]) -> Array:
-    """int32 [..., n]: n distinct cards drawn uniformly from the cards not in ``known``.
-
-    ``words`` uint32 [..., n] are the random words (one per card); ``known`` is a
-    :func:`card_set` (its words broadcast against ``words[..., 0]``). Draw i takes the
-    ``words[i] % count``-th free card, then removes it from the free set."""
-    free_lo = ~known[0]
-    free_hi = ~known[1] & jnp.uint32((1 << _HI_CARDS) - 1)
-    free_lo, free_hi = (jnp.broadcast_to(f, words.shape[:-1]) for f in (free_lo, free_hi))
-    out = []
-    for i in range(words.shape[-1]):
-        count_lo = jax.lax.population_count(free_lo)
-        count = count_lo + jax.lax.population_count(free_hi)
-        k = words[..., i] % jnp.maximum(count, jnp.uint32(1))
-        in_lo = k < count_lo
-        card = jnp.where(in_lo, select_bit(free_lo, k), jnp.uint32(32) + select_bit(free_hi, k - count_lo))
-        bit = jnp.uint32(1) << (card & jnp.uint32(31))
-        free_lo = jnp.where(in_lo, free_lo & ~bit, free_lo)
-        free_hi = jnp.where(in_lo, free_hi, free_hi & ~bit)
-        out.append(card.astype(jnp.int32))
-    return jnp.stack(out, axis=-1)
 
 
 def complete_board(board: Array, drawn: Array) -> Array:
@@ -106,7 +70,7 @@ def equity(hole: Array, board: Array, key: jax.Array, *, num_samples: int) -> Ar
     board = jnp.asarray(board).astype(jnp.int32)
     known = card_set(jnp.concatenate([hole, board]))
     words = rng.random_words(key, num_samples * 7).reshape(num_samples, 7)
-    drawn = draw_cards(words, known)                                   # [S, 7]
+    drawn = draw_cards(words, known, unroll=True)                      # [S, 7]
     full = complete_board(board, drawn[:, 2:])                         # [S, 5]
     mine = hand_eval.evaluate(jnp.concatenate([jnp.broadcast_to(hole, (num_samples, 2)), full], -1))
     theirs = hand_eval.evaluate(jnp.concatenate([drawn[:, :2], full], -1))
@@ -133,7 +97,7 @@ def showdown_scores(hole: Array, board: Array, key: jax.Array, *, num_samples: i
     dealt = jnp.concatenate([hole, board])
     known = card_set(dealt)
     words = rng.random_words(key, num_samples * 5).reshape(num_samples, 5)
-    full = complete_board(board, draw_cards(words, known))             # [S, 5]
+    full = complete_board(board, draw_cards(words, known, unroll=True))  # [S, 5]
     full_set = card_set(full)                                          # [S] x 2
     mine = hand_eval.evaluate(jnp.concatenate([jnp.broadcast_to(hole, (num_samples, 2)), full], -1))  # [S]
     pairs = jnp.asarray(HOLE_PAIRS).astype(jnp.int32)                  # [H, 2]
