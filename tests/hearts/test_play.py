@@ -162,13 +162,8 @@ def test_cli_full_hand_typed_on_stdin(tmp_path):
     (["--target-score", "0"], "--target-score: must be from 1 to 1000"),
     (["--variant", "bridge"], "--variant: invalid choice"),
 ])
-def test_cli_bad_flags_exit_2(argv, message, capsys):
-    with pytest.raises(SystemExit) as exc:
-        hp.main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
+    exits_2_with_one_line(hp.main, argv, message)
 
 
 def test_settings_are_checked():

@@ -283,13 +283,8 @@ def test_uct_defaults_without_board_size_and_simulations():
     (["--opponent", "agent", "--checkpoint", "r", "--swap"], "--swap: the trained agent plays without"),
     (["--sgf", "/no/such/folder/g.sgf"], "does not exist"),
 ])
-def test_cli_bad_flags_exit_2(argv, message, capsys):
-    with pytest.raises(SystemExit) as exc:
-        hp.main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
+    exits_2_with_one_line(hp.main, argv, message)
 
 
 def test_format_seconds():
