@@ -19,11 +19,13 @@
 //   loads). With 4 KiB pages nearly every read also misses the
 //   TLB, so the tables live on 2 MiB pages (madvise(MADV_HUGEPAGE)); the 128 reads of a move
 //   are independent and issued together (indices first, then prefetches, then the sums).
-// - one 8-byte row-table entry per 16-bit line gives left, right and the (direction-free)
-//   merge reward; columns are gathered and scattered with pext/pdep (BMI2), so up/down need
-//   no board transposes; all four afterstates come from 8 look-ups.
-// - the 8 symmetric boards are 1 transpose and 3 flips, each feature index 1-2 shifts/masks.
-// - a spawn is one random word: empty-cell mask by bit folding, popcount, k-th set bit by pdep.
+// - one 8-byte line-table entry per 16-bit line gives left, right and the (direction-free)
+//   merge reward; all four afterstates come from 8 look-ups on the board and its transpose,
+//   and each afterstate's transpose (needed by its symmetries) comes with it.
+// - the 8 symmetric boards are the afterstate, its transpose and flips of both, each feature
+//   index 1-2 shifts/masks.
+// - a spawn is one random word: empty-cell mask by bit folding and popcount.
+// No BMI2 (pext/pdep): microcoded and slow on AMD CPUs before Zen 3.
 //
 // Board: uint64, cell i (row-major 0..15) in bits 4i..4i+3 holds the tile exponent (0 empty),
 // capped at 15 (two 32768s merge into 15 again; never reached in short runs). Row r is the
@@ -38,41 +40,12 @@
 #include <vector>
 
 #include <sys/mman.h>
-#if defined(__BMI2__)
-#include <immintrin.h>
-#endif
 
 using u64 = std::uint64_t;
 using u32 = std::uint32_t;
 using u16 = std::uint16_t;
 
 namespace {
-
-// ---- bit helpers (BMI2 where the CPU has it, a portable loop elsewhere) ------------------------
-
-constexpr u64 kColMask = 0x000F000F000F000FULL;  // column 0: cells 0, 4, 8, 12
-
-inline u64 pext64(u64 x, u64 mask) {
-#if defined(__BMI2__)
-    return _pext_u64(x, mask);
-#else
-    u64 out = 0;
-    for (u64 bit = 1; mask; bit <<= 1, mask &= mask - 1)
-        if (x & mask & -mask) out |= bit;
-    return out;
-#endif
-}
-
-inline u64 pdep64(u64 x, u64 mask) {
-#if defined(__BMI2__)
-    return _pdep_u64(x, mask);
-#else
-    u64 out = 0;
-    for (u64 bit = 1; mask; bit <<= 1, mask &= mask - 1)
-        if (x & bit) out |= mask & -mask;
-    return out;
-#endif
-}
 
 // ---- line table: slide a 16-bit line toward its low nibble (left) or high nibble (right) -------
 
@@ -123,38 +96,59 @@ void build_line_table() {
 
 // ---- moves (0 up, 1 right, 2 down, 3 left, as in jaxgames.game2048.board) ---------------------
 
+// Mask of the nibbles of the listed cells.
+constexpr u64 cell_mask(std::initializer_list<int> cells) {
+    u64 m = 0;
+    for (int c : cells) m |= u64(0xF) << (4 * c);
+    return m;
+}
+
+// Transpose in two steps: swap the off-diagonal cells inside each 2x2 block ((r,c) <-> (c,r),
+// a distance of 3 cells = 12 bits), then swap the two off-diagonal 2x2 blocks (6 cells = 24 bits).
+// Plain shifts and masks: pext/pdep would do it too, but are microcoded (slow) on older AMD CPUs.
+inline u64 transpose(u64 b) {
+    constexpr u64 keep1 = cell_mask({0, 2, 5, 7, 8, 10, 13, 15});
+    constexpr u64 up1 = cell_mask({1, 3, 9, 11});     // (even r, odd c) -> +3 cells
+    constexpr u64 down1 = cell_mask({4, 6, 12, 14});  // (odd r, even c) -> -3 cells
+    b = (b & keep1) | ((b & up1) << 12) | ((b & down1) >> 12);
+    constexpr u64 keep2 = cell_mask({0, 1, 4, 5, 10, 11, 14, 15});
+    constexpr u64 up2 = cell_mask({2, 3, 6, 7});      // top-right block -> bottom-left: +6 cells
+    constexpr u64 down2 = cell_mask({8, 9, 12, 13});
+    return (b & keep2) | ((b & up2) << 24) | ((b & down2) >> 24);
+}
+
+// All four moves at once from 8 line look-ups: the rows of the board give right/left, the rows
+// of its transpose (its columns, row 0 in the low nibble, so "up" is the left slide) give
+// up/down, which stay transposed until the end (the features need both forms).
 struct Afterstates {
     u64 board[4];
+    u64 transposed[4];
     u32 reward[4];
 };
 
-// All four moves at once: rows by their 16-bit words, columns gathered with pext into a line
-// (row 0 in the low nibble, so "up" is the left slide) and scattered back with pdep.
 inline void expand(u64 b, Afterstates& out) {
-    u64 up = 0, right = 0, down = 0, left = 0;
+    const u64 t = transpose(b);
+    u64 up_t = 0, right = 0, down_t = 0, left = 0;
     u32 row_reward = 0, col_reward = 0;
     for (int i = 0; i < 4; ++i) {
         const LineMove& r = line_table[(b >> (16 * i)) & 0xFFFF];
         left |= u64(r.left) << (16 * i);
         right |= u64(r.right) << (16 * i);
         row_reward += r.reward;
-        const u64 col_mask = kColMask << (4 * i);
-        const LineMove& c = line_table[pext64(b, col_mask)];
-        up |= pdep64(c.left, col_mask);
-        down |= pdep64(c.right, col_mask);
+        const LineMove& c = line_table[(t >> (16 * i)) & 0xFFFF];
+        up_t |= u64(c.left) << (16 * i);
+        down_t |= u64(c.right) << (16 * i);
         col_reward += c.reward;
     }
-    out.board[0] = up, out.board[1] = right, out.board[2] = down, out.board[3] = left;
+    out.board[0] = transpose(up_t), out.board[1] = right;
+    out.board[2] = transpose(down_t), out.board[3] = left;
+    out.transposed[0] = up_t, out.transposed[1] = transpose(right);
+    out.transposed[2] = down_t, out.transposed[3] = transpose(left);
     out.reward[0] = col_reward, out.reward[1] = row_reward;
     out.reward[2] = col_reward, out.reward[3] = row_reward;
 }
 
 // ---- board symmetries ----------------------------------------------------------------------
-
-inline u64 transpose(u64 b) {
-    return pext64(b, kColMask) | (pext64(b, kColMask << 4) << 16) | (pext64(b, kColMask << 8) << 32) |
-           (pext64(b, kColMask << 12) << 48);
-}
 
 // Mirror left-right: reverse the 4 nibbles of every row.
 inline u64 flip_h(u64 b) {
@@ -186,14 +180,14 @@ inline u64 empty_cells(u64 b) {
 }
 
 // A 2 (exponent 1) w.p. 0.9 or a 4 w.p. 0.1 in a uniformly chosen empty cell; one random word
-// (low half picks the cell, high half the tile).
+// (low half picks the k-th empty cell, high half the tile).
 inline u64 spawn(u64 b, Rng& rng) {
-    const u64 empty = empty_cells(b);
+    u64 empty = empty_cells(b);
     const u64 n = __builtin_popcountll(empty);
     if (!n) return b;
     const u64 w = rng.next();
-    const u64 k = ((w & 0xFFFFFFFFULL) * n) >> 32;
-    const u64 cell_bit = pdep64(u64(1) << k, empty);
+    for (u64 k = ((w & 0xFFFFFFFFULL) * n) >> 32; k; --k) empty &= empty - 1;
+    const u64 cell_bit = empty & -empty;
     const u64 tile = (w >> 32) < 429496730ULL ? 2 : 1;  // 0.1 * 2^32
     return b | (cell_bit * tile);
 }
@@ -211,9 +205,8 @@ float* weights = nullptr;  // [4][16^6]
 // The flat weight indices of one board's 32 features: the four 6-tuples
 //   0 1 2 3 4 5 / 4 5 6 7 8 9 / 0 1 2 4 5 6 / 4 5 6 8 9 10
 // read as 24-bit nibble strings (first cell lowest) on each of the 8 symmetric boards.
-// Each reading is one or two shifts and masks of the symmetric board.
-inline void features(u64 b, u32* idx) {
-    const u64 t = transpose(b);
+// Each reading is one or two shifts and masks of the symmetric board; t = transpose(b).
+inline void features(u64 b, u64 t, u32* idx) {
     const u64 sym[8] = {b, flip_h(b), flip_v(b), flip_h(flip_v(b)),
                         t, flip_h(t), flip_v(t), flip_h(flip_v(t))};
     for (int s = 0; s < 8; ++s) {
@@ -270,7 +263,7 @@ inline int choose(u64 board, Choice& best) {
     for (int a = 0; a < 4; ++a) {
         legal[a] = as.board[a] != board;
         if (!legal[a]) continue;
-        features(as.board[a], idx[a]);
+        features(as.board[a], as.transposed[a], idx[a]);
         for (int f = 0; f < kFeatures; ++f) __builtin_prefetch(weights + idx[a][f]);
     }
     int chosen = -1;
@@ -384,7 +377,7 @@ int run_checks() {
                 std::printf("%016llx %u%c", (unsigned long long)as.board[k], as.reward[k], k < 3 ? ' ' : '\n');
         } else if (op == "features" && n == 2) {
             u32 idx[kFeatures];
-            features(parse_board(a), idx);
+            features(parse_board(a), transpose(parse_board(a)), idx);
             for (int f = 0; f < kFeatures; ++f) std::printf("%u%c", idx[f], f + 1 < kFeatures ? ' ' : '\n');
         } else if (op == "set" && n == 3) {
             weights[parse_index(a)] = std::strtof(b, nullptr);
@@ -394,7 +387,7 @@ int run_checks() {
         } else if (op == "step" && n == 3) {
             const bool has_prev = std::string(a) != "-";
             u32 prev_idx[kFeatures];
-            if (has_prev) features(parse_board(a), prev_idx);
+            if (has_prev) features(parse_board(a), transpose(parse_board(a)), prev_idx);
             Choice best;
             if (choose(parse_board(b), best) < 0) {
                 if (has_prev) td_update(prev_idx, 0.f);
