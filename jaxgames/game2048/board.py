@@ -11,6 +11,10 @@ code to the slid line, which of its cells are fresh merges, and whether anything
 move is then arithmetic (the codes), one gather (the table) and bit unpacking, with no
 data-dependent control flow, which is what keeps it cheap under ``vmap``.
 
+The Env's step (:func:`step_from_words`) reads lines differently: 5 bits per cell, so a line's
+code is shifts and ors of the board and a slid line's packed result is already the code of
+that line after the move; see :func:`_build_line_table`.
+
 ``variant`` is a static Python string everywhere: it selects tables and merge rules at trace
 time, so it must not be traced.
 """
@@ -52,12 +56,14 @@ class Rules:
     base:    B, the number of distinct cell values (exponent 0..B-1)
     values:  int64 [B]   tile value of each exponent (0 for empty)
     table:   int32 [B**4] packed slide-left result of every line code
+    line_table: int32 [2**20] the same per 5-bit line code, with more bits (_build_line_table)
     """
 
     variant: str
     base: int
     values: np.ndarray
     table: np.ndarray
+    line_table: np.ndarray
 
     @property
     def values32(self) -> np.ndarray:
@@ -136,6 +142,36 @@ def _build_table(variant: str, base: int) -> np.ndarray:
     return entry.astype(np.int32)
 
 
+# Entry of the line table: the slid line (bits 0-19) and merge flags (20-23) as in `table`,
+# then whether the slide toward position 0 changes the line, whether the slide toward position
+# 3 does, and how many tiles the slid line holds.
+_LINE_MASK = (1 << 20) - 1
+_TOWARD0_SHIFT, _TOWARD3_SHIFT, _COUNT_SHIFT = 24, 25, 26
+
+
+def _build_line_table(table: np.ndarray, base: int) -> np.ndarray:
+    """``table`` re-indexed by 5-bit line codes ``e0 | e1 << 5 | e2 << 10 | e3 << 15``.
+
+    One lookup of a line answers both of its directions (bits 24 and 25: the legal mask needs
+    8 lookups, not 16) and says how many tiles the slid line keeps (bits 26-28: its empty
+    cells are the positions past them, which is what the spawn needs). Codes holding a field
+    >= ``base`` never occur; their entries are 0.
+    """
+    codes = np.arange(1 << 20, dtype=np.int64)
+    fields = np.stack([(codes >> (_EXP_BITS * p)) & 31 for p in range(4)], axis=1)
+    valid = (fields < base).all(axis=1)
+    fields = np.where(valid[:, None], fields, 0)
+    powers = base ** np.arange(4)
+    entry = table.astype(np.int64)[(fields * powers).sum(1)]
+    reverse = table.astype(np.int64)[(fields[:, ::-1] * powers).sum(1)]
+    count = sum((((entry >> (_EXP_BITS * p)) & 31) > 0).astype(np.int64) for p in range(4))
+    out = (entry & ((1 << _CHANGED_SHIFT) - 1)) \
+        | (((entry >> _CHANGED_SHIFT) & 1) << _TOWARD0_SHIFT) \
+        | (((reverse >> _CHANGED_SHIFT) & 1) << _TOWARD3_SHIFT) \
+        | (count << _COUNT_SHIFT)
+    return np.where(valid, out, 0).astype(np.int32)
+
+
 @functools.lru_cache(maxsize=None)
 def rules(variant: str = "2048") -> Rules:
     """The variant's tables, built on first use and cached (2048: 105k entries, 2584: 1M)."""
@@ -144,9 +180,10 @@ def rules(variant: str = "2048") -> Rules:
     base = len(values)
     assert base <= 1 << _EXP_BITS
     table = _build_table(variant, base)
-    for arr in (values, table):
+    line_table = _build_line_table(table, base)
+    for arr in (values, table, line_table):
         arr.setflags(write=False)
-    return Rules(variant=variant, base=base, values=values, table=table)
+    return Rules(variant=variant, base=base, values=values, table=table, line_table=line_table)
 
 
 def _device_tables(variant: str) -> tuple[Array, Array]:
@@ -231,15 +268,116 @@ def slide(board: Array, action: Array, variant: str = "2048") -> tuple[Array, Ar
 
 
 def legal_moves(board: Array, variant: str = "2048") -> Array:
-    """bool [4]: which moves change the board (the legal ones), from the table's "changed" bit.
+    """bool [4]: which moves change the board (the legal ones).
 
-    The same 16-code gather as :func:`slide_all` without the unpacking: cheaper under ``vmap``
-    on CPU than pairwise neighbour tests, whose many small reductions do not fuse well.
+    Eight lookups in the line table, one per row and column, each answering both of the
+    line's directions (the same answers as :func:`slide_all`'s ``changed``; tested).
     """
     _check_variant(variant)
-    table, _ = _device_tables(variant)
-    entries = table[_line_codes(board, rules(variant).base)]  # [4 actions, 4 lines]
-    return (entries >= (1 << _CHANGED_SHIFT)).any(-1)
+    table = jnp.asarray(rules(variant).line_table)
+    b = board.astype(jnp.int32).reshape(4, 4)
+    return _legal_of_lines(table, _pack_lines(b), _pack_lines(b.T), True, False)
+
+
+def _pack_lines(lines: Array) -> Array:
+    """int32 [4, 4] cells, position 0 first -> int32 [4] 5-bit line codes (explicit ors:
+    a reduction over 4 compiles to a slower inner loop on CPU)."""
+    return lines[:, 0] | (lines[:, 1] << 5) | (lines[:, 2] << 10) | (lines[:, 3] << 15)
+
+
+def _legal_of_lines(table: Array, along: Array, across: Array, horizontal, reversed_) -> Array:
+    """The legal mask from the codes of the 4 lines ``along`` one axis and the 4 ``across`` it.
+
+    ``along`` are rows when ``horizontal`` (else columns), read from the far end when
+    ``reversed_``; ``across`` are the other axis's lines read from position 0. Python bools or
+    traced bool scalars.
+    """
+    e = table[jnp.concatenate([along, across])]
+    a = e[0] | e[1] | e[2] | e[3]
+    c = e[4] | e[5] | e[6] | e[7]
+    bit = lambda x, s: ((x >> s) & 1).astype(jnp.bool_)
+    a_to_first = jnp.where(reversed_, bit(a, _TOWARD3_SHIFT), bit(a, _TOWARD0_SHIFT))  # left / up
+    a_to_last = jnp.where(reversed_, bit(a, _TOWARD0_SHIFT), bit(a, _TOWARD3_SHIFT))   # right / down
+    c_to_first, c_to_last = bit(c, _TOWARD0_SHIFT), bit(c, _TOWARD3_SHIFT)
+    up = jnp.where(horizontal, c_to_first, a_to_first)
+    down = jnp.where(horizontal, c_to_last, a_to_last)
+    left = jnp.where(horizontal, a_to_first, c_to_first)
+    right = jnp.where(horizontal, a_to_last, c_to_last)
+    return jnp.stack([up, right, down, left])
+
+
+def _materialize(x: Array) -> Array:
+    """``x`` (int32 [n]) unchanged, computed once: XLA's CPU fusion would otherwise copy its
+    producers into every consumer (here: the spawn's arithmetic into each of 16 cells); it
+    never fuses a cumulative sum with what feeds it (see jaxgames.rng)."""
+    acc = jnp.cumsum(x, dtype=x.dtype)
+    return acc - jnp.concatenate([jnp.zeros(1, x.dtype), acc[:-1]])
+
+
+def step_from_words(board: Array, action: Array, w_cell: Array, w_tile: Array,
+                    variant: str = "2048") -> tuple[Array, Array, Array, Array]:
+    """One whole move for the Env: slide along ``action``, spawn, legal moves of the result.
+
+    board int8 [16], action int32 [], two random words uint32 [] -> (board int8 [16],
+    reward int32 [], changed bool [], legal bool [4]). Same slide, reward and "changed" as
+    :func:`slide`, same legal mask as :func:`legal_moves` on the new board (tested). A move
+    that changes nothing spawns nothing.
+
+    The spawn has :func:`spawn`'s law (a uniformly random empty cell, the big tile when
+    ``w_tile`` is below 0.1 * 2**32) but counts the empty cells in another order: line by
+    line in the move's direction. After a slide every line's empty cells lie past its tiles,
+    so the line table's tile counts locate the k-th one with a few scalar operations; the
+    k-th empty cell in row-major order would need a running count over the 16 cells.
+
+    Only the move's four lines are looked up (4 lookups, then 8 for the legal mask); the
+    slid lines' packed results are the new lines' codes, with the spawned tile or-ed in.
+    """
+    _check_variant(variant)
+    r = rules(variant)
+    table = jnp.asarray(r.line_table)
+    action = jnp.asarray(action, jnp.int32)
+    horizontal = (action & 1) == 1                      # right, left: lines are rows
+    reversed_ = (action == RIGHT) | (action == DOWN)    # the wall is at position 3
+    b = board.astype(jnp.int32).reshape(4, 4)
+    lines = jnp.where(horizontal, b, b.T)               # [line, position]
+    lines = jnp.where(reversed_, lines[:, ::-1], lines)  # position 0 = the wall
+    e = table[_pack_lines(lines)]                       # [4]
+
+    pos = jnp.arange(4, dtype=jnp.int32)
+    exps = (e[:, None] >> (_EXP_BITS * pos)) & 31       # [line, position from the wall]
+    flags = (e[:, None] >> (_FLAG_SHIFT + pos)) & 1
+    if variant == "2048":
+        merged = flags << exps
+    else:
+        merged = jnp.asarray(r.values32)[exps] * flags
+    reward = functools.reduce(jnp.add, [merged[i, j] for i in range(4) for j in range(4)])
+    changed = ((e[0] | e[1] | e[2] | e[3]) >> _TOWARD0_SHIFT) & 1
+
+    # Spawn: the k-th empty cell, counting line by line, each line's empties past its tiles.
+    tiles = (e >> _COUNT_SHIFT) & 7
+    empty = 4 - tiles
+    c1 = empty[0]
+    c2 = c1 + empty[1]
+    c3 = c2 + empty[2]
+    n = c3 + empty[3]
+    k = (((w_cell >> 4) * n.astype(jnp.uint32)) >> 28).astype(jnp.int32)  # as in spawn_from_words
+    line = (k >= c1).astype(jnp.int32) + (k >= c2) + (k >= c3)
+    first = jnp.where(k >= c3, c3, jnp.where(k >= c2, c2, jnp.where(k >= c1, c1, 0)))
+    tiles_before = jnp.where(line == 0, tiles[0], jnp.where(line == 1, tiles[1],
+                                                            jnp.where(line == 2, tiles[2], tiles[3])))
+    tile = jnp.where(w_tile < _BIG_THRESHOLD, BIG_TILE, SMALL_TILE)
+    spawned = jnp.where((pos == line) & (changed == 1), tile << (_EXP_BITS * (tiles_before + k - first)), 0)
+    new_lines = _materialize((e & _LINE_MASK) | spawned)  # [4] codes, read from the wall
+
+    cells = (new_lines[:, None] >> (_EXP_BITS * pos)) & 31
+    cells = jnp.where(reversed_, cells[:, ::-1], cells)
+    new_board = jnp.where(horizontal, cells, cells.T).reshape(16).astype(jnp.int8)
+
+    # The other axis's lines, read from position 0: field m of every new line.
+    across = jnp.stack([functools.reduce(jnp.bitwise_or, [
+        ((new_lines[i] >> (_EXP_BITS * m)) & 31) << (_EXP_BITS * i) for i in range(4)]) for m in range(4)])
+    legal = _legal_of_lines(table, new_lines, across, horizontal, reversed_)
+    return new_board, reward, changed.astype(jnp.bool_), legal
 
 
 # -- randomness: jaxgames.rng.random_words (JAX's Threefry words, unrolled for the CPU) ----------

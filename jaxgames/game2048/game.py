@@ -15,6 +15,7 @@ from flax import struct
 
 from jaxgames import core
 from jaxgames.game2048 import board as B
+from jaxgames.rng import random_words
 
 Array = jax.Array
 
@@ -71,11 +72,20 @@ class Game2048(core.Env):
         )
 
     def _step(self, state: State, action: Array, key: core.PRNGKey) -> State:
-        after, reward, changed = B.slide(state.board, action, self.variant)
-        # Legal moves always change the board; the guard keeps the rule "no spawn without a
-        # change" true for anyone calling _step directly.
-        board = jnp.where(changed, B.spawn(after, key, self.variant), after)
-        return self._settle(state, board, reward)
+        # One fused move (slide of the action's 4 lines, spawn, legal mask of the result):
+        # measured 2x faster at batch 1024 on CPU than slide-all-four, spawn by running count,
+        # and a separate 16-lookup legal mask (docs/benchmarks.md). A move that changes
+        # nothing spawns nothing, so the rule holds for anyone calling _step directly.
+        w = random_words(key, 2)
+        board, reward, _, legal = B.step_from_words(state.board, action, w[0], w[1], self.variant)
+        return state.replace(
+            current_player=jnp.int32(0),
+            rewards=reward.astype(jnp.float32)[None],
+            terminated=~legal.any(),
+            legal_action_mask=legal,
+            board=board,
+            score=state.score + reward,
+        )
 
     def _observe(self, state: State, player_id: Array) -> Array:
         return observation(state.board)

@@ -27,7 +27,8 @@ def slide1(board, action, variant="2048"):
     return _slide_jit[variant](board, jnp.int32(action))
 _slide_all_batch = {v: jax.jit(jax.vmap(lambda b, v=v: B.slide_all(b, v))) for v in B.VARIANTS}
 _legal_batch = {v: jax.jit(jax.vmap(lambda b, v=v: B.legal_moves(b, v))) for v in B.VARIANTS}
-_slide_batch = jax.jit(jax.vmap(lambda b, a: B.slide(b, a, "2048")))
+_slide_batch_v = {v: jax.jit(jax.vmap(lambda b, a, v=v: B.slide(b, a, v))) for v in B.VARIANTS}
+_slide_batch = _slide_batch_v["2048"]
 
 
 def board_of(rows) -> jnp.ndarray:
@@ -276,6 +277,72 @@ def test_slide_legal_and_slide_all_agree(variant):
     vals = B.rules(variant).values
     np.testing.assert_array_equal(vals[np.asarray(afters)].sum(-1),
                                   np.repeat(vals[np.asarray(boards)].sum(-1, keepdims=True), 4, 1))
+
+
+_step_words_batch = {v: jax.jit(jax.vmap(lambda b, a, wc, wt, v=v: B.step_from_words(b, a, wc, wt, v)))
+                     for v in B.VARIANTS}
+
+
+def _hand_boards(variant: str) -> np.ndarray:
+    """Corner cases: empty, full with and without a move, one tile, top exponents."""
+    top = B.rules(variant).base - 1
+    rows = [
+        [[0] * 4] * 4,
+        [[1, 2, 1, 2], [2, 1, 2, 1], [1, 2, 1, 2], [2, 1, 2, 1]],   # full, no move in 2048
+        [[1, 1, 2, 3], [2, 3, 4, 5], [3, 4, 5, 6], [4, 5, 6, 7]],   # full, one merge
+        [[0, 0, 0, 0], [0, 0, 3, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+        [[top, top, 0, 0], [top - 1, top - 1, 0, 0], [0] * 4, [0, 0, 0, 1]],
+        [[1, 1, 1, 1], [1, 1, 2, 2], [2, 2, 2, 0], [1, 0, 0, 1]],
+    ]
+    return np.asarray(rows, np.int8).reshape(-1, 16)
+
+
+@pytest.mark.parametrize("variant", B.VARIANTS)
+def test_step_from_words_equals_slide_spawn_legal(variant):
+    """The Env's fused move against the separate primitives: same afterstate up to one new
+    tile on an empty cell (exactly when the move changes the board), same reward and
+    "changed", and the legal mask of the new board as slide_all computes it."""
+    top = B.rules(variant).base - 1
+    boards = np.concatenate([_hand_boards(variant), random_boards(1500, 3, max_exp=top)])
+    n = len(boards)
+    words = np.array(jax.random.bits(jax.random.PRNGKey(9), (4, n, 2), jnp.uint32))
+    words[0, :, 1] = 0  # every spawn of action 0 is the big tile
+    words[1, :, 1] = 0xFFFFFFFF  # and of action 1 the small one
+    for a in range(4):
+        acts = jnp.full(n, a, jnp.int32)
+        new, reward, changed, legal = _step_words_batch[variant](
+            jnp.asarray(boards), acts, jnp.asarray(words[a, :, 0]), jnp.asarray(words[a, :, 1]))
+        after, r0, c0 = (np.asarray(x) for x in _slide_batch_v[variant](jnp.asarray(boards), acts))
+        new = np.asarray(new)
+        np.testing.assert_array_equal(np.asarray(reward), r0)
+        np.testing.assert_array_equal(np.asarray(changed), c0)
+        spawned = new != after
+        np.testing.assert_array_equal(spawned.sum(1), c0.astype(int))
+        assert (after[spawned] == 0).all()
+        tiles = new[spawned]
+        assert set(tiles.tolist()) <= {1, 2}
+        if a < 2:
+            assert (tiles == (2 if a == 0 else 1)).all()
+        np.testing.assert_array_equal(np.asarray(legal), np.asarray(_slide_all_batch[variant](jnp.asarray(new))[2]))
+    assert 0.3 < c0.mean() < 1.0  # both kinds of move were exercised
+
+
+def test_step_from_words_spawn_reaches_every_empty_cell_once():
+    """Word k of n (k = 0 .. n-1, built by hand) puts the tile on n different empty cells:
+    the spawn is a bijection onto the empty cells, so a uniform word gives a uniform cell."""
+    for rows, a in [([[1, 0, 2, 0], [3, 3, 0, 1], [1, 2, 3, 4], [0, 5, 6, 0]], LEFT),
+                    ([[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]], DOWN),
+                    ([[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4], [5, 6, 7, 0]], RIGHT)]:
+        board = board_of(rows)
+        after = np.asarray(slide1(board, a)[0])
+        empties = np.flatnonzero(after == 0)
+        n = len(empties)
+        k = np.arange(16, dtype=np.uint64) % n  # one batch shape for every board: one compile
+        w_cell = jnp.asarray((((k << 28) + n - 1) // n) << 4, jnp.uint32)
+        new = np.asarray(_step_words_batch["2048"](
+            jnp.tile(board, (16, 1)), jnp.full(16, a, jnp.int32), w_cell, jnp.full(16, 0xFFFFFFFF, jnp.uint32))[0])
+        cells = (new != after).argmax(1)[:n]
+        assert sorted(cells.tolist()) == empties.tolist()
 
 
 def _pgx_move(board, pgx_action):
