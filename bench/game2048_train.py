@@ -1,6 +1,7 @@
 """2048 n-tuple TD training throughput: jaxgames' JAX learner against a C++ peer, same run.
 
     python -m bench.game2048_train [--seconds 20] [--num-games 128] [--chunk 256] [--seed 0]
+                                   [--one-core] [--no-huge-pages]
 
 The peer, ``bench/ntuple_cpp/td2048.cpp``, is a compact single-threaded C++17 implementation of
 the same method as ``train/algos/ntuple_td.py`` with its defaults: the 4 standard 6-tuples on 8
@@ -14,6 +15,10 @@ first (``g++ -O3 -march=native -std=c++17``, into a temp dir). The JAX learner's
 (compilation) is not timed; the timed chunks each end on ``jax.block_until_ready``. Printed:
 moves/s of each, the ratio jaxgames / C++, and the average score of the last ~1000 games each
 finished (both must beat a random player's ~1100, showing both learn).
+
+``--one-core`` pins this process, and so the peer it starts, to one CPU before JAX starts:
+XLA then runs each kernel on one thread instead of splitting it over all cores (the peer has
+one thread either way). ``--no-huge-pages`` leaves the JAX learner's table on ordinary pages.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -56,7 +62,7 @@ def run_peer(exe: str | os.PathLike, seconds: float, seed: int = 0) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0) -> dict:
+def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge_pages: bool = True) -> dict:
     """Train the JAX learner for about ``seconds`` of post-compile wall time."""
     import jax
     import jax.numpy as jnp
@@ -70,6 +76,9 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0) -> d
     from jaxgames.game2048.ntuple import NTupleNetwork
     cfg = td.TDConfig(network=NTupleNetwork(), num_games=num_games)
     carry = td.init(cfg, MODEL, jax.random.key(seed))
+    if not huge_pages:  # a fresh table on ordinary pages
+        carry = carry.replace(table=td.make_table(carry.weights, cfg.tc, huge_pages=False))
+    on_huge_pages = huge_pages and td.advise_huge_pages(carry.table)   # init advised it; True if taken
     chunk = make_chunk(td.make_update(cfg, MODEL), chunk_size)
     key = jax.random.key(seed + 1)
 
@@ -97,7 +106,15 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0) -> d
             break
     total_games = sum(int(np.asarray(c[1]).sum()) for c in per_chunk)
     return {"moves": moves, "games": total_games, "seconds": elapsed, "compile_seconds": compile_s,
-            "avg_score_last_games": score / games if games else float("nan"), "last_games": games}
+            "avg_score_last_games": score / games if games else float("nan"), "last_games": games,
+            "huge_pages": on_huge_pages}
+
+
+def _load_average() -> str:
+    try:
+        return open("/proc/loadavg").read().split()[0]
+    except OSError:
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -106,7 +123,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--num-games", type=int, default=128, help="JAX learner's parallel games")
     parser.add_argument("--chunk", type=int, default=256, help="updates per jitted chunk")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--one-core", action="store_true", help="pin to one CPU before JAX starts")
+    parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
     args = parser.parse_args(argv)
+    load_before = _load_average()
+    for name in ("seconds", "num_games", "chunk"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if args.one_core:
+        if "jax" in sys.modules:  # XLA sizes its thread pool when it starts
+            parser.error("--one-core needs a fresh process (JAX is already imported here)")
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     with tempfile.TemporaryDirectory(prefix="td2048_") as tmp:
         try:
@@ -114,20 +141,23 @@ def main(argv: list[str] | None = None) -> dict:
         except CompilerMissing as e:
             raise SystemExit(f"error: {e}") from None
         cpp = run_peer(exe, args.seconds, args.seed)
-    ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed)
+    ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed, huge_pages=not args.no_huge_pages)
 
     import jax
 
+    load_after = _load_average()
     cpp_rate = cpp["moves"] / cpp["seconds"]
     jax_rate = ours["moves"] / ours["seconds"]
     result = {"jaxgames_moves_per_s": jax_rate, "cpp_moves_per_s": cpp_rate,
               "ratio": jax_rate / cpp_rate, "cpp": cpp, "jaxgames": ours}
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}, "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
+          f"{load_before} before, {load_after} after")
     print(f"2048 n-tuple TD(0), 4x 6-tuples x 8 symmetries, alpha 0.1; ~{args.seconds:g} s each, "
           f"from scratch")
     print(f"jaxgames: num_games {args.num_games}, chunk {args.chunk} updates "
-          f"(compile {ours['compile_seconds']:.1f} s, not timed)")
+          f"(compile {ours['compile_seconds']:.1f} s, not timed), table on "
+          f"{'huge' if ours['huge_pages'] else 'ordinary'} pages")
     print(f"C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native)")
     print(f"jaxgames: {jax_rate:>12,.0f} moves/s  ({ours['moves']:,} moves, {ours['games']:,} games "
           f"in {ours['seconds']:.1f} s)")

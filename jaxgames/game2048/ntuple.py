@@ -83,8 +83,40 @@ class NTupleNetwork:
         """float32 [patterns, table_size]: one table per pattern (a view of the flat weights)."""
         return weights.reshape(len(self.patterns), self.table_size)
 
+    def digit_groups(self) -> tuple[tuple[int, int], ...]:
+        """The tuple's digits in groups whose partial index stays below 2**24, where float32
+        counts exactly: ((first digit, end digit), ...); one group for 6-tuples of base 16."""
+        per = max(g for g in range(1, self.tuple_size + 1) if self.base ** g <= 2**24)
+        return tuple((lo, min(lo + per, self.tuple_size)) for lo in range(0, self.tuple_size, per))
+
+    def index_matrix(self) -> np.ndarray:
+        """float32 [16, groups * num_features]: ``board @ M`` gives every feature's partial
+        index of each digit group (cell ``c`` of the tuple counts ``base**j`` for its digit j)."""
+        cells, f = self.cells(), self.num_features
+        m = np.zeros((16, len(self.digit_groups()) * f), np.float32)
+        for q, (lo, hi) in enumerate(self.digit_groups()):
+            for j in range(lo, hi):
+                m[cells[:, j], q * f + np.arange(f)] += float(self.base ** (j - lo))
+        return m
+
     def indices(self, board: Array) -> Array:
-        """Flat weight indices of a board: int [..., 16] -> int32 [..., num_features]."""
+        """Flat weight indices of a board: int [..., 16] -> int32 [..., num_features].
+
+        An index is linear in the cell exponents, so all of them come from one small matrix
+        product (exact: every partial sum is an integer below 2**24); on the CPU that is one
+        fast kernel where gathering 6 cells per feature and summing was several slower ones.
+        """
+        e = jnp.minimum(board.astype(jnp.int32), self.base - 1).astype(jnp.float32)
+        parts = jnp.matmul(e, jnp.asarray(self.index_matrix()), precision=jax.lax.Precision.HIGHEST)
+        parts = parts.astype(jnp.int32)
+        f, out = self.num_features, jnp.asarray(self.offsets())
+        for q, (lo, _) in enumerate(self.digit_groups()):
+            out = out + parts[..., q * f:(q + 1) * f] * (self.base ** lo)
+        return out
+
+    def indices_by_gather(self, board: Array) -> Array:
+        """:meth:`indices` the direct way (6 cells gathered per feature, weighted, summed): the
+        reference the matrix form is tested against."""
         cells = jnp.asarray(self.cells())
         powers = jnp.asarray(self.base ** np.arange(self.tuple_size), jnp.int32)
         e = jnp.minimum(board.astype(jnp.int32), self.base - 1)[..., cells]  # [..., F, k]

@@ -24,7 +24,9 @@ plays through the arena).
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import sys
 from typing import Any
 
 import chex
@@ -90,13 +92,46 @@ def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
     )
 
 
-def make_table(weights, tc: bool, tc_error=None, tc_abs=None) -> jax.Array:
-    """The carry's table from flat weights (and TC sums, zero by default)."""
+def make_table(weights, tc: bool, tc_error=None, tc_abs=None, *, huge_pages: bool = True) -> jax.Array:
+    """The carry's table from flat weights (and TC sums, zero by default), on huge pages where
+    the OS offers them (``advise_huge_pages``)."""
     if not tc:
-        return weights[:, None]
-    zeros = jnp.zeros_like(weights)
-    return jnp.stack([weights, zeros if tc_error is None else tc_error,
-                      zeros if tc_abs is None else tc_abs], axis=1)
+        table = weights[:, None]
+    else:
+        zeros = jnp.zeros_like(weights)
+        table = jnp.stack([weights, zeros if tc_error is None else tc_error,
+                           zeros if tc_abs is None else tc_abs], axis=1)
+    if huge_pages:
+        advise_huge_pages(table)
+    return table
+
+
+HUGE_PAGE = 2 << 20
+_MADV_HUGEPAGE, _MADV_COLLAPSE = 14, 25
+
+
+def advise_huge_pages(array: jax.Array, min_bytes: int = 64 << 20) -> bool:
+    """Back a large CPU array with 2 MiB pages (Linux transparent huge pages, collapsed now).
+
+    Every move reads ~160 weights at random in a 256 MiB table: on 4 KiB pages nearly every
+    read also misses the TLB. Huge pages cut that (measured ~10% per update,
+    docs/benchmarks.md). The chunk donates the table, so XLA updates this very buffer in place
+    and the advice lasts the run. A hint only: True when the kernel took it; False (and no
+    change) on other backends or systems, for small arrays, or when refused.
+    """
+    if array.nbytes < min_bytes or jax.default_backend() != "cpu" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        start = array.unsafe_buffer_pointer()
+    except (OSError, AttributeError, RuntimeError):
+        return False
+    lo = -(-start // HUGE_PAGE) * HUGE_PAGE
+    hi = (start + array.nbytes) // HUGE_PAGE * HUGE_PAGE
+    if hi <= lo or libc.madvise(lo, hi - lo, _MADV_HUGEPAGE) != 0:
+        return False
+    return libc.madvise(lo, hi - lo, _MADV_COLLAPSE) == 0   # older kernels: khugepaged, later
 
 
 def _trace_slots(cfg: TDConfig) -> int:
@@ -128,8 +163,11 @@ def make(cfg: TDConfig, env) -> Learner:
                    policy=policy, params=lambda carry: carry.weights)
 
 
-def make_update(cfg: TDConfig, model):
-    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
+def make_update(cfg: TDConfig, model, *, reference: bool = False):
+    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step.
+
+    ``reference``: TD(0) through the general TD(λ) path (one game at a time under ``vmap``)
+    rather than its fused form; the two agree (tested)."""
     net = cfg.network
     h = _trace_slots(cfg)
     alpha = cfg.learning_rate / net.num_features
@@ -156,12 +194,7 @@ def make_update(cfg: TDConfig, model):
         return tgt, values, valid
 
     def play(carry: TDCarry, key):
-        game_keys = rng.split(key, cfg.num_games)
-
-        def one(board, trace, trace_reward, trace_len, game_key):
-            # Four words serve both outcomes of the move: words 0-1 place the spawn after a
-            # move, all four the next game's start board when this one just ended (never both).
-            words = rng.random_words(game_key, 4)
+        def one(board, trace, trace_reward, trace_len, words):
             a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, model)
             # The move's reward belongs to the previous afterstate's target.
             next_value = jnp.where(alive, v_after, 0.0)
@@ -180,11 +213,36 @@ def make_update(cfg: TDConfig, model):
             return (new_board, new_trace, new_reward, new_len, reward, alive,
                     trace, delta)
 
-        out = jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len, game_keys)
-        return out
+        return jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
+                             _game_words(key, cfg.num_games))
+
+    def play_td0(carry: TDCarry, key):
+        """``play`` for λ = 0 (one trace slot), in fewer, larger kernels: the previous
+        afterstate's value is read in the same gather as the four candidates' (the table it
+        reads is the same one), and the chosen move's results are picked with a one-hot
+        mask. Same afterstates, rewards and TD errors as ``play`` (tested)."""
+        words = _game_words(key, cfg.num_games)                          # [G, 4]
+        after, reward, legal = jax.vmap(model.expand)(carry.board)       # [G,4,16] [G,4] [G,4]
+        idx = net.indices(after)                                         # [G, 4, F]
+        values = carry.table[jnp.concatenate([idx, carry.trace], 1), 0].sum(-1)   # [G, 5]
+        q = jnp.where(legal, reward.astype(jnp.float32) + values[:, :4], -jnp.inf)
+        chosen = jnp.arange(4) == jnp.argmax(q, -1)[:, None]             # [G, 4] one-hot
+        alive = legal.any(-1)
+        next_after = jnp.where(chosen[..., None], after, 0).sum(1, dtype=after.dtype)
+        r = jnp.where(chosen & alive[:, None], reward, 0).sum(-1)       # 0 once the game ended
+        target = r.astype(jnp.float32) + jnp.where(alive, (values[:, :4] * chosen).sum(-1), 0.0)
+        delta = jnp.where(carry.trace_len == 1, target - values[:, 4], 0.0)[:, None]   # [G, 1]
+        new_trace = jnp.where(chosen[..., None], idx, 0).sum(1)[:, None]  # [G, 1, F]
+        new_board = jnp.where(
+            alive[:, None],
+            jax.vmap(model.spawn_from_words)(next_after, words[:, 0], words[:, 1]),
+            jax.vmap(model.start_from_words)(words))
+        return (new_board, new_trace, jnp.zeros_like(carry.trace_reward), alive.astype(jnp.int32),
+                r, alive, carry.trace, delta)
 
     def update(carry: TDCarry, key: jax.Array):
-        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = play(carry, key)
+        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = \
+            (play_td0 if h == 1 and not reference else play)(carry, key)
         flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
         err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
         table = carry.table
@@ -211,6 +269,13 @@ def make_update(cfg: TDConfig, model):
         return carry, metrics
 
     return update
+
+
+def _game_words(key, num_games):
+    """uint32 [G, 4]: four random words per game, from one hash. They serve both outcomes of
+    the move: words 0-1 place the spawn after a move, all four the next game's start board
+    when this one just ended (never both)."""
+    return rng.random_words(key, 4 * num_games).reshape(num_games, 4)
 
 
 def _max_tile_hist(boards, ended):
