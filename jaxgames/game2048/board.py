@@ -11,10 +11,6 @@ code to the slid line, which of its cells are fresh merges, and whether anything
 move is then arithmetic (the codes), one gather (the table) and bit unpacking, with no
 data-dependent control flow, which is what keeps it cheap under ``vmap``.
 
-The Env's step (:func:`step_from_words`) reads lines differently: 5 bits per cell, so a line's
-code is shifts and ors of the board and a slid line's packed result is already the code of
-that line after the move; see :func:`_build_line_table`.
-
 ``variant`` is a static Python string everywhere: it selects tables and merge rules at trace
 time, so it must not be traced.
 """
@@ -55,15 +51,13 @@ class Rules:
 
     base:    B, the number of distinct cell values (exponent 0..B-1)
     values:  int64 [B]   tile value of each exponent (0 for empty)
-    table:   int32 [B**4] packed slide-left result of every line code
-    line_table: int32 [2**20] the same per 5-bit line code, with more bits (_build_line_table)
+    table:   int32 [B**4] packed slide-left result of every line code (and _add_step_bits)
     """
 
     variant: str
     base: int
     values: np.ndarray
     table: np.ndarray
-    line_table: np.ndarray
 
     @property
     def values32(self) -> np.ndarray:
@@ -142,34 +136,24 @@ def _build_table(variant: str, base: int) -> np.ndarray:
     return entry.astype(np.int32)
 
 
-# Entry of the line table: the slid line (bits 0-19) and merge flags (20-23) as in `table`,
-# then whether the slide toward position 0 changes the line, whether the slide toward position
-# 3 does, and how many tiles the slid line holds.
+# Bits past the "changed" bit, for the Env's step: whether the slide toward position 3 changes
+# the line (one lookup answers both of a line's directions: the legal mask needs 8 lookups, not
+# 16), and how many tiles the slid line keeps (its empty cells are the positions past them,
+# which is what the spawn needs).
 _LINE_MASK = (1 << 20) - 1
-_TOWARD0_SHIFT, _TOWARD3_SHIFT, _COUNT_SHIFT = 24, 25, 26
+_TOWARD0_SHIFT = _CHANGED_SHIFT
+_TOWARD3_SHIFT, _COUNT_SHIFT = _CHANGED_SHIFT + 1, _CHANGED_SHIFT + 2
 
 
-def _build_line_table(table: np.ndarray, base: int) -> np.ndarray:
-    """``table`` re-indexed by 5-bit line codes ``e0 | e1 << 5 | e2 << 10 | e3 << 15``.
-
-    One lookup of a line answers both of its directions (bits 24 and 25: the legal mask needs
-    8 lookups, not 16) and says how many tiles the slid line keeps (bits 26-28: its empty
-    cells are the positions past them, which is what the spawn needs). Codes holding a field
-    >= ``base`` never occur; their entries are 0.
-    """
-    codes = np.arange(1 << 20, dtype=np.int64)
-    fields = np.stack([(codes >> (_EXP_BITS * p)) & 31 for p in range(4)], axis=1)
-    valid = (fields < base).all(axis=1)
-    fields = np.where(valid[:, None], fields, 0)
-    powers = base ** np.arange(4)
-    entry = table.astype(np.int64)[(fields * powers).sum(1)]
-    reverse = table.astype(np.int64)[(fields[:, ::-1] * powers).sum(1)]
+def _add_step_bits(table: np.ndarray, base: int) -> np.ndarray:
+    """``table`` with the toward-position-3 bit and the tile count of every entry."""
+    entry = table.astype(np.int64)
+    codes = np.arange(len(table), dtype=np.int64)
+    fields = np.stack([(codes // base**p) % base for p in range(4)], axis=1)
+    reverse = entry[(fields[:, ::-1] * base ** np.arange(4)).sum(1)]
     count = sum((((entry >> (_EXP_BITS * p)) & 31) > 0).astype(np.int64) for p in range(4))
-    out = (entry & ((1 << _CHANGED_SHIFT) - 1)) \
-        | (((entry >> _CHANGED_SHIFT) & 1) << _TOWARD0_SHIFT) \
-        | (((reverse >> _CHANGED_SHIFT) & 1) << _TOWARD3_SHIFT) \
-        | (count << _COUNT_SHIFT)
-    return np.where(valid, out, 0).astype(np.int32)
+    out = entry | (((reverse >> _CHANGED_SHIFT) & 1) << _TOWARD3_SHIFT) | (count << _COUNT_SHIFT)
+    return out.astype(np.int32)
 
 
 @functools.lru_cache(maxsize=None)
@@ -179,11 +163,10 @@ def rules(variant: str = "2048") -> Rules:
     values = _tile_values(variant)
     base = len(values)
     assert base <= 1 << _EXP_BITS
-    table = _build_table(variant, base)
-    line_table = _build_line_table(table, base)
-    for arr in (values, table, line_table):
+    table = _add_step_bits(_build_table(variant, base), base)
+    for arr in (values, table):
         arr.setflags(write=False)
-    return Rules(variant=variant, base=base, values=values, table=table, line_table=line_table)
+    return Rules(variant=variant, base=base, values=values, table=table)
 
 
 def _device_tables(variant: str) -> tuple[Array, Array]:
@@ -270,19 +253,25 @@ def slide(board: Array, action: Array, variant: str = "2048") -> tuple[Array, Ar
 def legal_moves(board: Array, variant: str = "2048") -> Array:
     """bool [4]: which moves change the board (the legal ones).
 
-    Eight lookups in the line table, one per row and column, each answering both of the
-    line's directions (the same answers as :func:`slide_all`'s ``changed``; tested).
+    Eight lookups, one per row and column, each answering both of the line's directions
+    (the same answers as :func:`slide_all`'s ``changed``; tested).
     """
     _check_variant(variant)
-    table = jnp.asarray(rules(variant).line_table)
+    base = rules(variant).base
+    table, _ = _device_tables(variant)
     b = board.astype(jnp.int32).reshape(4, 4)
-    return _legal_of_lines(table, _pack_lines(b), _pack_lines(b.T), True, False)
+    return _legal_of_lines(table, _codes(b, base), _codes(b.T, base), True, False)
 
 
-def _pack_lines(lines: Array) -> Array:
-    """int32 [4, 4] cells, position 0 first -> int32 [4] 5-bit line codes (explicit ors:
-    a reduction over 4 compiles to a slower inner loop on CPU)."""
-    return lines[:, 0] | (lines[:, 1] << 5) | (lines[:, 2] << 10) | (lines[:, 3] << 15)
+def _codes(lines: Array, base: int) -> Array:
+    """int32 [4 lines, 4 positions] -> int32 [4] line codes, position 0 first (explicit sums:
+    a reduction over 4 compiles to a slower inner loop on the CPU)."""
+    return lines[:, 0] + base * lines[:, 1] + base**2 * lines[:, 2] + base**3 * lines[:, 3]
+
+
+def _fields(packed: Array) -> Array:
+    """int32 [...] 5-bit packed lines -> int32 [..., 4] exponents, position 0 first."""
+    return (packed[..., None] >> (_EXP_BITS * jnp.arange(4, dtype=jnp.int32))) & 31
 
 
 def _legal_of_lines(table: Array, along: Array, across: Array, horizontal, reversed_) -> Array:
@@ -330,26 +319,22 @@ def step_from_words(board: Array, action: Array, w_cell: Array, w_tile: Array,
     k-th empty cell in row-major order would need a running count over the 16 cells.
 
     Only the move's four lines are looked up (4 lookups, then 8 for the legal mask); the
-    slid lines' packed results are the new lines' codes, with the spawned tile or-ed in.
+    slid lines' packed results are the new lines, with the spawned tile or-ed in.
     """
     _check_variant(variant)
     r = rules(variant)
-    table = jnp.asarray(r.line_table)
+    table, values = _device_tables(variant)
     action = jnp.asarray(action, jnp.int32)
     horizontal = (action & 1) == 1                      # right, left: lines are rows
     reversed_ = (action == RIGHT) | (action == DOWN)    # the wall is at position 3
     b = board.astype(jnp.int32).reshape(4, 4)
     lines = jnp.where(horizontal, b, b.T)               # [line, position]
     lines = jnp.where(reversed_, lines[:, ::-1], lines)  # position 0 = the wall
-    e = table[_pack_lines(lines)]                       # [4]
+    e = table[_codes(lines, r.base)]                    # [4]
 
-    pos = jnp.arange(4, dtype=jnp.int32)
-    exps = (e[:, None] >> (_EXP_BITS * pos)) & 31       # [line, position from the wall]
-    flags = (e[:, None] >> (_FLAG_SHIFT + pos)) & 1
-    if variant == "2048":
-        merged = flags << exps
-    else:
-        merged = jnp.asarray(r.values32)[exps] * flags
+    exps = _fields(e)                                   # [line, position from the wall]
+    flags = (e[:, None] >> (_FLAG_SHIFT + jnp.arange(4, dtype=jnp.int32))) & 1
+    merged = (flags << exps) if variant == "2048" else values[exps] * flags
     reward = functools.reduce(jnp.add, [merged[i, j] for i in range(4) for j in range(4)])
     changed = ((e[0] | e[1] | e[2] | e[3]) >> _TOWARD0_SHIFT) & 1
 
@@ -366,17 +351,16 @@ def step_from_words(board: Array, action: Array, w_cell: Array, w_tile: Array,
     tiles_before = jnp.where(line == 0, tiles[0], jnp.where(line == 1, tiles[1],
                                                             jnp.where(line == 2, tiles[2], tiles[3])))
     tile = jnp.where(w_tile < _BIG_THRESHOLD, BIG_TILE, SMALL_TILE)
-    spawned = jnp.where((pos == line) & (changed == 1), tile << (_EXP_BITS * (tiles_before + k - first)), 0)
-    new_lines = _materialize((e & _LINE_MASK) | spawned)  # [4] codes, read from the wall
+    at = tile << (_EXP_BITS * (tiles_before + k - first))
+    spawned = jnp.where((jnp.arange(4) == line) & (changed == 1), at, 0)
+    new_lines = _materialize((e & _LINE_MASK) | spawned)  # [4] 5-bit packed, from the wall
 
-    cells = (new_lines[:, None] >> (_EXP_BITS * pos)) & 31
-    cells = jnp.where(reversed_, cells[:, ::-1], cells)
-    new_board = jnp.where(horizontal, cells, cells.T).reshape(16).astype(jnp.int8)
-
-    # The other axis's lines, read from position 0: field m of every new line.
-    across = jnp.stack([functools.reduce(jnp.bitwise_or, [
-        ((new_lines[i] >> (_EXP_BITS * m)) & 31) << (_EXP_BITS * i) for i in range(4)]) for m in range(4)])
-    legal = _legal_of_lines(table, new_lines, across, horizontal, reversed_)
+    cells = _fields(new_lines)                          # [line, position from the wall]
+    board_lines = jnp.where(reversed_, cells[:, ::-1], cells)
+    new_board = jnp.where(horizontal, board_lines, board_lines.T).reshape(16).astype(jnp.int8)
+    # Legal mask: the 4 new lines (read from the move's wall) and the 4 across them (read
+    # from position 0; line i of the move is position i of each).
+    legal = _legal_of_lines(table, _codes(cells, r.base), _codes(cells.T, r.base), horizontal, reversed_)
     return new_board, reward, changed.astype(jnp.bool_), legal
 
 

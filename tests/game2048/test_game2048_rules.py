@@ -21,6 +21,7 @@ UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 _slide_jit = {v: jax.jit(chex.assert_max_traces(lambda b, a, v=v: B.slide(b, a, v), n=len(B.VARIANTS)))
               for v in B.VARIANTS}
 _step = jax.jit(chex.assert_max_traces(jaxgames.make("2048").step, n=1))
+_step_batch = jax.jit(jax.vmap(jaxgames.make("2048").step))
 
 
 def slide1(board, action, variant="2048"):
@@ -325,6 +326,37 @@ def test_step_from_words_equals_slide_spawn_legal(variant):
             assert (tiles == (2 if a == 0 else 1)).all()
         np.testing.assert_array_equal(np.asarray(legal), np.asarray(_slide_all_batch[variant](jnp.asarray(new))[2]))
     assert 0.3 < c0.mean() < 1.0  # both kinds of move were exercised
+
+
+def test_env_step_fields_against_primitives():
+    """Every field of the Env's step on many positions, against slide / slide_all: board
+    (the afterstate plus one new tile on an empty cell), reward, score, step count, legal
+    mask and termination (all-True mask once over)."""
+    env = jaxgames.make("2048")
+    boards = np.concatenate([_hand_boards("2048"), random_boards(1500, 4, max_exp=12)])
+    n = len(boards)  # the batch shape of the test above: its compiled functions are reused
+    legal0 = np.asarray(_slide_all_batch["2048"](jnp.asarray(boards))[2])
+    live = np.flatnonzero(legal0.any(1))
+    boards, legal0 = boards[live[np.arange(n) % len(live)]], legal0[live[np.arange(n) % len(live)]]
+    actions = np.array([np.flatnonzero(m)[i % m.sum()] for i, m in enumerate(legal0)], np.int32)
+    proto = env.init(jax.random.PRNGKey(0))
+    states = jax.vmap(lambda b, m: proto.replace(board=b, legal_action_mask=m, score=jnp.int32(7)))(
+        jnp.asarray(boards), jnp.asarray(legal0))
+    new = _step_batch(states, jnp.asarray(actions), jax.random.split(jax.random.PRNGKey(1), n))
+    after, reward, changed = (np.asarray(x) for x in _slide_batch(jnp.asarray(boards), jnp.asarray(actions)))
+    assert changed.all()
+    board = np.asarray(new.board)
+    spawned = board != after
+    assert (spawned.sum(1) == 1).all() and (after[spawned] == 0).all()
+    assert set(board[spawned].tolist()) <= {1, 2}
+    np.testing.assert_array_equal(np.asarray(new.rewards)[:, 0], reward)
+    np.testing.assert_array_equal(np.asarray(new.score), 7 + reward)
+    np.testing.assert_array_equal(np.asarray(new.step_count), 1)
+    legal = np.asarray(_slide_all_batch["2048"](jnp.asarray(board))[2])
+    over = ~legal.any(1)
+    np.testing.assert_array_equal(np.asarray(new.terminated), over)
+    np.testing.assert_array_equal(np.asarray(new.legal_action_mask), legal | over[:, None])
+    assert over.any() and not over.all()
 
 
 def test_step_from_words_spawn_reaches_every_empty_cell_once():
