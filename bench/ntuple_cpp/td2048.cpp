@@ -219,10 +219,13 @@ inline void features(u64 b, u64 t, u32* idx) {
     }
 }
 
+// Four running sums, not one: a single chain of 32 dependent float adds kept the loads waiting
+// (~10 % more moves per CPU-second measured; the JAX learner sums in its own order too).
 inline float value_of(const u32* idx) {
-    float v = 0.f;
-    for (int f = 0; f < kFeatures; ++f) v += weights[idx[f]];
-    return v;
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int f = 0; f < kFeatures; f += 4)
+        for (int k = 0; k < 4; ++k) part[k] += weights[idx[f + k]];
+    return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
 // TD(0) step of one afterstate toward target; its value re-read from the current weights.
