@@ -356,8 +356,14 @@ def step_from_words(board: Array, action: Array, w_cell: Array, w_tile: Array,
     new_lines = _materialize((e & _LINE_MASK) | spawned)  # [4] 5-bit packed, from the wall
 
     cells = _fields(new_lines)                          # [line, position from the wall]
-    board_lines = jnp.where(reversed_, cells[:, ::-1], cells)
-    new_board = jnp.where(horizontal, board_lines, board_lines.T).reshape(16).astype(jnp.int8)
+    # Cell (i, j) is field `position` of line `i` (rows) or `j` (columns): broadcasts and
+    # selects, cheaper per cell than unpacking both layouts and transposing.
+    i = jnp.arange(4, dtype=jnp.int32)[:, None]
+    j = jnp.arange(4, dtype=jnp.int32)[None, :]
+    packed = jnp.where(horizontal, new_lines[:, None], new_lines[None, :])
+    position = jnp.where(horizontal, j, i)
+    position = jnp.where(reversed_, 3 - position, position)
+    new_board = ((packed >> (_EXP_BITS * position)) & 31).reshape(16).astype(jnp.int8)
     # Legal mask: the 4 new lines (read from the move's wall) and the 4 across them (read
     # from position 0; line i of the move is position i of each).
     legal = _legal_of_lines(table, _codes(cells, r.base), _codes(cells.T, r.base), horizontal, reversed_)
