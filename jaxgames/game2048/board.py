@@ -328,9 +328,10 @@ def step_from_words(board: Array, action: Array, w_cell: Array, w_tile: Array,
     horizontal = (action & 1) == 1                      # right, left: lines are rows
     reversed_ = (action == RIGHT) | (action == DOWN)    # the wall is at position 3
     b = board.astype(jnp.int32).reshape(4, 4)
-    lines = jnp.where(horizontal, b, b.T)               # [line, position]
-    lines = jnp.where(reversed_, lines[:, ::-1], lines)  # position 0 = the wall
-    e = table[_codes(lines, r.base)]                    # [4]
+    # The move's 4 line codes, position 0 at its wall: all four readings, then a select.
+    rows = jnp.where(reversed_, _codes(b[:, ::-1], r.base), _codes(b, r.base))
+    cols = jnp.where(reversed_, _codes(b.T[:, ::-1], r.base), _codes(b.T, r.base))
+    e = table[jnp.where(horizontal, rows, cols)]        # [4]
 
     exps = _fields(e)                                   # [line, position from the wall]
     flags = (e[:, None] >> (_FLAG_SHIFT + jnp.arange(4, dtype=jnp.int32))) & 1
