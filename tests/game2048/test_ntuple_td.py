@@ -514,3 +514,81 @@ def test_update_compiles_once():
     carry, m2 = update(carry, jax.random.key(2))  # chex raises on a second trace
     assert int(m1["moves"]) == 8 and int(m2["moves"]) == 8 and (np.asarray(carry.moves) == 2).all()
     assert np.isfinite(np.asarray(carry.weights)).all()
+
+
+# -- the fused TD(0) path against the general one ---------------------------------------------
+
+FUSE_NET = NTupleNetwork(patterns=((0, 1, 2), (4, 5, 6), (0, 1, 5)), base=8)   # 24 features
+
+
+def crowded_carry(cfg, seed):
+    """Games near their end (boards mostly full, some dead), traces of real afterstates, about
+    half of them empty. The weights are multiples of 1/4, so every value sums exactly in float32
+    in any order: symmetric afterstates (equal values) then tie exactly in both paths."""
+    rng = np.random.default_rng(seed)
+    g = cfg.num_games
+    boards = rng.integers(1, 7, (g, 16))
+    boards[rng.random((g, 16)) < rng.uniform(0.05, 0.6)] = 0
+    boards[rng.random(g) < 0.2] = DEAD
+    boards[0] = 0
+    boards[0, [5, 15]] = 1                                    # up and left give mirror images
+    carry = td.init(cfg, MODEL, jax.random.key(seed))
+    trace = np.asarray(FUSE_NET.indices_by_gather(jnp.asarray(rng.integers(0, 9, (g, 1, 16)))))
+    table = rng.integers(-400, 400, len(FUSE_NET.patterns) * FUSE_NET.table_size) / 4
+    return carry.replace(board=jnp.asarray(boards, jnp.int8), trace=jnp.asarray(trace, jnp.int32),
+                         trace_len=jnp.asarray(rng.integers(0, 2, g), jnp.int32),
+                         score=jnp.asarray(rng.integers(0, 5000, g), jnp.int32),
+                         table=td.make_table(jnp.asarray(table, jnp.float32), cfg.tc))
+
+
+@pytest.mark.parametrize("tc", [False, True], ids=["td0", "td0-tc"])
+def test_fused_td0_equals_the_general_path(tc):
+    cfg = td.TDConfig(network=FUSE_NET, num_games=32, learning_rate=0.3, tc=tc)
+    fused, general = (jax.jit(td.make_update(cfg, MODEL, reference=r)) for r in (False, True))
+    ended = 0
+    for seed in range(4):
+        start = crowded_carry(cfg, seed)
+        a, ma = fused(start, jax.random.key(seed))
+        b, mb = general(start, jax.random.key(seed))
+        for name in ("board", "trace_len", "score", "moves"):       # moves, spawns, rewards, restarts
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        live = np.asarray(a.trace_len) == 1                         # a finished game's trace is unused
+        np.testing.assert_array_equal(np.asarray(a.trace)[live], np.asarray(b.trace)[live])
+        np.testing.assert_array_equal(a.table, b.table)            # the TD updates
+        for k in ma:
+            np.testing.assert_array_equal(ma[k], mb[k], err_msg=k)
+        assert not np.array_equal(a.table, start.table)
+        ended += int(ma["games_ended"])
+    assert ended >= 4
+
+
+@pytest.mark.parametrize("net", [NTupleNetwork(), NTupleNetwork(base=18),
+                                 NTupleNetwork(patterns=((0, 1, 2, 3, 4, 5),), base=32)],
+                         ids=["2048", "2584-base18", "base32"])
+def test_indices_by_matrix_product_equal_the_gathered_ones(net):
+    boards = np.random.default_rng(5).integers(0, 32, (64, 16)).astype(np.int8)
+    boards[0] = 31                                                  # every cell clipped
+    fast = np.asarray(jax.jit(net.indices)(jnp.asarray(boards)))
+    np.testing.assert_array_equal(fast, np.asarray(jax.jit(net.indices_by_gather)(jnp.asarray(boards))))
+    for b, row in zip(boards[:4], fast):   # the NumPy reference lists each pattern's 8 in its own order
+        np.testing.assert_array_equal(np.sort(row.reshape(-1, 8)),
+                                      np.sort(np_indices(b, net.patterns, net.base).reshape(-1, 8)))
+    assert fast.max() == len(net.patterns) * net.table_size - 1    # the largest index is exact
+
+
+def test_second_chunk_does_not_compile_and_the_table_stays_in_its_huge_page_buffer():
+    from train.common import make_chunk
+    cfg = td.TDConfig(network=TINY, num_games=4)
+    chunk = make_chunk(chex.assert_max_traces(td.make_update(cfg, MODEL), n=1), 3)
+    carry = td.init(cfg, MODEL, jax.random.key(0))
+    before = np.asarray(carry.table).copy()
+    td.advise_huge_pages(carry.table, min_bytes=0)
+    np.testing.assert_array_equal(carry.table, before)
+    # the advice lasts only if the donated chunk updates this very buffer in place
+    pointer = carry.table.unsafe_buffer_pointer()
+    carry, _ = chunk(carry, jax.random.key(1), jnp.int32(0))
+    carry, m = chunk(carry, jax.random.key(1), jnp.int32(3))   # chex raises on a second trace
+    assert chunk._cache_size() == 1
+    assert carry.table.unsafe_buffer_pointer() == pointer
+    assert np.asarray(m["moves"]).shape == (3,) and (np.asarray(carry.moves) >= 6).all()
+    assert td.advise_huge_pages(carry.table) is False               # small tables are left alone

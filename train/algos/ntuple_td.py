@@ -223,8 +223,12 @@ def make_update(cfg: TDConfig, model, *, reference: bool = False):
         mask. Same afterstates, rewards and TD errors as ``play`` (tested)."""
         words = _game_words(key, cfg.num_games)                          # [G, 4]
         after, reward, legal = jax.vmap(model.expand)(carry.board)       # [G,4,16] [G,4] [G,4]
-        idx = net.indices(after)                                         # [G, 4, F]
-        values = carry.table[jnp.concatenate([idx, carry.trace], 1), 0].sum(-1)   # [G, 5]
+        # Illegal moves and empty trace slots read the all-empty tuple's weights instead (their
+        # values are masked anyway): always cached, so they cost no trip to memory.
+        empty = jnp.asarray(net.offsets())
+        idx = jnp.where(legal[..., None], net.indices(after), empty)     # [G, 4, F]
+        prev = jnp.where((carry.trace_len == 1)[:, None, None], carry.trace, empty)
+        values = carry.table[jnp.concatenate([idx, prev], 1), 0].sum(-1)  # [G, 5]
         q = jnp.where(legal, reward.astype(jnp.float32) + values[:, :4], -jnp.inf)
         chosen = jnp.arange(4) == jnp.argmax(q, -1)[:, None]             # [G, 4] one-hot
         alive = legal.any(-1)
