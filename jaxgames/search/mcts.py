@@ -24,16 +24,17 @@ does the same). Two-player zero-sum games and one-player games only. For a stoch
 each node keeps the chance outcome drawn when it was expanded (open loop on sampled outcomes);
 the search is exact only for deterministic games.
 
-A walk ends on the edge into a finished game (``batched_mctx``'s ``stop_at``), as mctx ends
-one at ``max_depth``: that node is evaluated again (reward, discount 0, value 0: the same
+A walk ends on the edge into a finished game (``batched_mctx``'s ``stop_at_finished``: the
+edge's discount is 0 exactly there), as mctx ends one at ``max_depth``: that node is
+evaluated again (reward, discount 0, value 0: the same
 exact Q) instead of growing, simulation after simulation, a line of copies of the finished
 game below it, which made the walks of every game in the batch as long as the longest line.
 
 Illegal actions: at the root by mctx's ``invalid_actions``; below the root mctx's own PUCT
 would still pick an illegal child now and then (its prior is 0, but an unvisited child's
 transformed Q ties with the worst sibling), and the env then ends that game with its illegal-
-move penalty. Here the selection never picks one: ``kind="muzero"`` runs with a qtransform that
-scores masked children -inf, and ``kind="source"`` masks them in its own selection; Gumbel's
+move penalty. Here the selection never picks one: ``kind="muzero"`` runs PUCT with masked children
+scored -inf (``batched_mctx.puct_selection``'s ``mask_children``), and ``kind="source"`` masks them in its own selection; Gumbel's
 interior selection never picks a zero-prior child anyway (see mctx's ``_prepare_argmax_input``).
 
 The source's search (``kind="source"``; Zhang, Meng & Yang 2020, sec. 1.3, eqs. (5)-(7)):
@@ -62,7 +63,7 @@ mapped onto mctx's customisation points as follows.
   its ``sqrt`` of the parent count: the source drops it). ``P`` is the network's prior (with
   Dirichlet noise at the root when ``dirichlet_fraction > 0``, for self-play).
 * An unvisited child has no Q; it gets ``unvisited_q`` (default 0, a win probability of 1/2).
-  Ties are broken by a 1e-7 random jitter, as mctx does.
+  Ties are broken by a 1e-7 random jitter, drawn once per search (``batched_mctx``).
 * The source leaves ``eta`` and ``lam`` unstated: defaults ``eta = 1``, ``lam = 0``.
 * Acting: the visit counts (``action_weights``), sampled with ``temperature`` for self-play;
   the arena policy plays the most visited move.
@@ -98,10 +99,6 @@ MASKED_LOGIT = float(jnp.finfo(jnp.float32).min)
 KINDS = ("muzero", "gumbel", "source")
 
 
-def _is_masked(logits: Array) -> Array:
-    return logits <= 0.5 * MASKED_LOGIT
-
-
 def mask_logits(logits: Array, legal: Array) -> Array:
     """``logits - max`` with illegal actions at :data:`MASKED_LOGIT`: float32 [B, A]."""
     logits = logits - jnp.max(logits, axis=-1, keepdims=True)
@@ -130,12 +127,6 @@ def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Arra
         value = (1.0 - lam) * value + lam * z
     done = states.terminated | states.truncated
     return logits, jnp.where(done, 0.0, value)
-
-
-def _finished(states: State) -> Array:
-    """bool [B]: the game is over (the walk ends on the edge into such a node: its value is
-    exact, and searching below it would only grow copies of the finished game)."""
-    return states.terminated | states.truncated
 
 
 def _is_zero(x: Any) -> bool:
@@ -187,25 +178,15 @@ def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float | Array = 0.0):
 # -- selection rules ----------------------------------------------------------------------------
 
 
-def masked_qtransform(tree: mctx.Tree, node_index: Array, *,
-                      qtransform=mctx.qtransform_by_parent_and_siblings) -> Array:
-    """``qtransform`` with -inf on children whose prior is masked (illegal actions)."""
-    q = qtransform(tree, node_index)
-    return jnp.where(_is_masked(tree.children_prior_logits[node_index]), -jnp.inf, q)
-
-
-def source_action_selection(rng_key: Array, tree: mctx.Tree, node_index: Array, depth: Array, *,
-                            eta: float = 1.0, unvisited_q: float = 0.0) -> Array:
-    """Eq. (5) at one node of an unbatched tree: ``argmax Q + 2 eta P / (1 + N)`` (see the
-    module docstring for the mapping), over the legal children."""
-    visits = tree.children_visits[node_index]
-    logits = tree.children_prior_logits[node_index]
-    prior = jax.nn.softmax(logits)
-    q = jnp.where(visits > 0, tree.qvalues(node_index), unvisited_q)
-    score = q + 2.0 * eta * prior / (1.0 + visits)
-    score = score + 1e-7 * jax.random.uniform(rng_key, score.shape)
-    invalid = _is_masked(logits) | (tree.root_invalid_actions.astype(bool) & (depth == 0))
-    return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
+def source_action_selection(rows: batched_mctx.Rows, noise: Array, *, eta: float = 1.0,
+                            unvisited_q: float = 0.0) -> Array:
+    """Eq. (5) at one node of every game (``batched_mctx.Rows``): ``argmax Q + 2 eta P /
+    (1 + N)`` (see the module docstring for the mapping) over the legal children; ``noise``
+    [B, A] (tiny) breaks ties."""
+    q = jnp.where(rows.visits > 0, rows.q, unvisited_q)
+    score = q + 2.0 * eta * rows.prior / (1.0 + rows.visits) + noise
+    invalid = rows.masked if rows.invalid is None else rows.masked | rows.invalid
+    return batched_mctx.argmax_last(jnp.where(invalid, -jnp.inf, score))
 
 
 def _dirichlet(key: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
@@ -267,15 +248,15 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
     if kind == "muzero":
         out = batched_mctx.muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
-            max_depth=max_depth, qtransform=masked_qtransform,
+            max_depth=max_depth, mask_children=True,
             dirichlet_fraction=_as_float(dirichlet_fraction), dirichlet_alpha=_as_float(dirichlet_alpha),
-            pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature, stop_at=_finished)
+            pb_c_init=pb_c_init, pb_c_base=pb_c_base, temperature=temperature, stop_at_finished=True)
         return out
     if kind == "gumbel":
         return batched_mctx.gumbel_muzero_policy(
             params, search_key, root, recurrent_fn, num_simulations, invalid_actions=invalid,
             max_depth=max_depth, max_num_considered_actions=max_num_considered_actions,
-            gumbel_scale=gumbel_scale, stop_at=_finished)
+            gumbel_scale=gumbel_scale, stop_at_finished=True)
 
     # kind == "source"
     if not _is_zero(dirichlet_fraction):
@@ -284,9 +265,9 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
     select = functools.partial(source_action_selection, eta=eta, unvisited_q=unvisited_q)
     tree = batched_mctx.search(
         params, search_key, root=root, recurrent_fn=recurrent_fn,
-        root_action_selection_fn=functools.partial(select, depth=0),
-        interior_action_selection_fn=select, num_simulations=num_simulations,
-        max_depth=max_depth, invalid_actions=invalid, stop_at=_finished)
+        root_action_selection_fn=select, interior_action_selection_fn=select,
+        num_simulations=num_simulations, max_depth=max_depth, invalid_actions=invalid,
+        stop_at_finished=True)
     weights = tree.summary().visit_probs
     action = _sample_visits(act_key, weights, legal, temperature)
     return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
@@ -359,7 +340,6 @@ __all__ = [
     "MASKED_LOGIT",
     "make_fns",
     "mask_logits",
-    "masked_qtransform",
     "mcts_policy",
     "most_visited",
     "search",
