@@ -377,6 +377,34 @@ def test_step_from_words_spawn_reaches_every_empty_cell_once():
         assert sorted(cells.tolist()) == empties.tolist()
 
 
+def _numpy_slide_all(boards: np.ndarray, variant: str):
+    """slide_all in NumPy straight from the rule table (lines read from their wall, table
+    entries decoded field by field): the reference for the JAX paths' index arithmetic."""
+    r = B.rules(variant)
+    b = boards.astype(np.int64).reshape(-1, 4, 4)
+    lines = {0: b.transpose(0, 2, 1), 1: b[:, :, ::-1], 2: b.transpose(0, 2, 1)[:, :, ::-1], 3: b}
+    afters, rewards, changed = [], [], []
+    for a in range(4):
+        e = r.table.astype(np.int64)[(lines[a] * r.base ** np.arange(4)).sum(-1)]  # [N, 4]
+        f = np.stack([(e >> (5 * p)) & 31 for p in range(4)], -1)                 # [N, 4, 4]
+        flags = np.stack([(e >> (20 + p)) & 1 for p in range(4)], -1)
+        rewards.append((r.values[f] * flags).sum((1, 2)))
+        changed.append(((e >> 24) & 1).any(1))
+        back = {0: f.transpose(0, 2, 1), 1: f[:, :, ::-1], 2: f[:, :, ::-1].transpose(0, 2, 1), 3: f}[a]
+        afters.append(back.reshape(-1, 16))
+    return np.stack(afters, 1), np.stack(rewards, 1), np.stack(changed, 1)
+
+
+@pytest.mark.parametrize("variant", B.VARIANTS)
+def test_slide_all_against_numpy_table_reference(variant):
+    boards = np.concatenate([_hand_boards(variant), random_boards(1500, 5, max_exp=B.rules(variant).base - 1)])
+    ref = _numpy_slide_all(boards, variant)
+    got = _slide_all_batch[variant](jnp.asarray(boards))
+    for want, have in zip(ref, got):
+        np.testing.assert_array_equal(np.asarray(have), want)
+    np.testing.assert_array_equal(np.asarray(_legal_batch[variant](jnp.asarray(boards))), ref[2])
+
+
 def _pgx_move(board, pgx_action):
     """pgx's deterministic move (its _step without the spawn): afterstate, reward."""
     from pgx import play2048 as P
