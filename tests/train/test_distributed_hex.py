@@ -1,0 +1,151 @@
+"""Multi-host Hex (issue 13) and "4 fake devices give the results of one" for the whole Hex
+pipeline (issue 9): the tiny 3x3 ``python -m train.hex`` run as 2 processes x 2 CPU devices
+(``python -m train.launch``), as 1 process x 4 devices and as 1 process x 1 device, same seed,
+must write the same ``summary.json``, the same ``metrics.jsonl`` rows and the same last
+checkpoint (parameters, optimizer state, opponent pool, replay buffer, Elo table, key); floats
+agree up to rounding, since the devices of a sharded run sum their parts of a gradient in
+another order than one device. Only process 0 writes outside the checkpoint folders.
+
+The three runs are this file's whole cost, and a run's cost is nearly all XLA compilation
+(about a third of it a second time for each process of the 2 x 2 launch: the persistent
+compilation cache cannot share a program between layouts, whose device topologies enter its
+key, nor between the processes of one launch, whose device ids do). So, to stay cheap:
+
+- the settings of ``test_train_hex.py``'s tiny run (phase 1 and one self-play round), 8 games
+  per update (a multiple of 2 x 4 devices), without the final evaluation, the Elo games and
+  the SGF games: each is one more program to compile in every process, and none is sharded
+  (evaluations run whole on each process's first device); the summary's win rate is then the
+  last round's evaluation;
+- XLA's CPU backend at optimisation level 0 in all three layouts: the same programs, compiled
+  with a third less CPU time (``--xla_backend_optimization_level=0``; the sharding and the
+  collectives are decided before the backend, so what is compared does not change);
+- the three launches run at once, so that they overlap one another's Python start-up.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+import pytest
+
+from bench.distributed import compare
+from test_distributed import _audit, _env  # the audit hook that records each process's writes
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TINY = ["--board-size", "3", "--phase1", "uct", "--phase1-simulations", "8", "--rounds", "1",
+        "--updates-per-round", "1", "--games-per-update", "8", "--simulations", "4",
+        "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
+        "--uct-simulations", "8", "--eval-games", "4", "--final-eval-games", "0", "--elo-games", "0",
+        "--sgf-games", "0", "--no-progress", "--run-name", "r", "--seed", "3"]
+FAST_COMPILE = "--xla_backend_optimization_level=0"
+LAYOUTS = ("one", "four", "multi")
+
+
+def _start(tmp: pathlib.Path, name: str, command: list, **env) -> subprocess.Popen:
+    log = open(tmp / f"{name}.log", "w")
+    return subprocess.Popen(command + [*TINY, "--runs-dir", str(tmp / name)], cwd=REPO,
+                            stdout=log, stderr=subprocess.STDOUT, env=_env(tmp, name, **env))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("distributed_hex")
+    pipeline = [sys.executable, "-m", "train.hex"]
+    started = {
+        "multi": _start(tmp, "multi", [sys.executable, "-m", "train.launch", "--processes", "2",
+                                       "--devices-per-process", "2", "--grace", "20", "--", *pipeline],
+                        XLA_FLAGS=FAST_COMPILE),
+        "four": _start(tmp, "four", pipeline, JAX_PLATFORMS="cpu",
+                       XLA_FLAGS=f"{FAST_COMPILE} --xla_force_host_platform_device_count=4"),
+        "one": _start(tmp, "one", pipeline, JAX_PLATFORMS="cpu",
+                      XLA_FLAGS=f"{FAST_COMPILE} --xla_force_host_platform_device_count=1"),
+    }
+    for name, process in started.items():
+        assert process.wait(timeout=500) == 0, (tmp / f"{name}.log").read_text()[-3000:]
+    return {"tmp": tmp}
+
+
+def _run(runs, name) -> pathlib.Path:
+    return runs["tmp"] / name / "hex" / "r"
+
+
+def _summary(runs, name) -> dict:
+    summary = json.loads((_run(runs, name) / "summary.json").read_text())
+    summary.pop("seconds")
+    return summary
+
+
+def _rows(runs, name) -> list:
+    return [{k: v for k, v in json.loads(line).items() if "second" not in k}
+            for line in (_run(runs, name) / "metrics.jsonl").read_text().splitlines()]
+
+
+def _last_checkpoint(runs, name) -> dict:
+    """The last checkpoint's carry and key as NumPy arrays, whatever layout wrote it."""
+    folder = _run(runs, name) / "checkpoints"
+    state = folder / str(max(int(p.name) for p in folder.iterdir() if p.name.isdigit())) / "state"
+    checkpointer = ocp.PyTreeCheckpointer()
+    as_numpy = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray),
+                                      checkpointer.metadata(state).item_metadata.tree)
+    return checkpointer.restore(state, restore_args=as_numpy)
+
+
+def test_every_layout_gives_the_summary_of_one_device(runs):
+    one = _summary(runs, "one")
+    # the run did what the settings ask: phase 1 and one self-play round of 8 games
+    assert (one["board_size"], one["rounds"], one["self_play_games"], one["phase1_games"]) == (3, 2, 8, 8)
+    assert one["eval_games"] == 4 and one["win_rate_vs_uct"] * 4 == round(one["win_rate_vs_uct"] * 4)
+    assert _summary(runs, "four") == one
+    assert _summary(runs, "multi") == one
+
+
+def test_every_layout_gives_the_rows_of_one_device(runs):
+    one = _rows(runs, "one")
+    assert [(r["round"], r["phase"], r["games"]) for r in one] == [(0, 1, 8), (1, 2, 16)]
+    for name in ("four", "multi"):
+        rows = _rows(runs, name)
+        # every value equal but the losses, equal up to the order of a sum
+        same, largest = compare(rows, one)
+        assert same, (name, largest, rows, one)
+        for row, ref in zip(rows, one):
+            assert {k: v for k, v in row.items() if "loss" not in k and k != "l2"} == \
+                   {k: v for k, v in ref.items() if "loss" not in k and k != "l2"}
+
+
+def test_every_layout_checkpoints_the_carry_of_one_device(runs):
+    one = _last_checkpoint(runs, "one")
+    paths, one_leaves = zip(*jax.tree_util.tree_flatten_with_path(one)[0])
+    assert one["carry"]["az"]["step"] == 2 and one["carry"]["az"]["pool"]["size"] == 2
+    for name in ("four", "multi"):
+        other = _last_checkpoint(runs, name)
+        assert jax.tree_util.tree_structure(other) == jax.tree_util.tree_structure(one)
+        for path, a, b in zip(paths, one_leaves, jax.tree_util.tree_leaves(other)):
+            where = f"{name} {jax.tree_util.keystr(path)}"
+            assert a.shape == b.shape and a.dtype == b.dtype, where
+            if np.issubdtype(a.dtype, np.floating) and a.size:
+                # parameters, optimizer moments, search policies: up to rounding, measured
+                # against the leaf's own scale (RMSprop's moments are ~1e-9)
+                assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), where
+            else:  # counters, pool ids, boards, legal moves, the key, ...
+                np.testing.assert_array_equal(a, b, err_msg=where)
+
+
+def test_only_process_zero_writes_files(runs):
+    run = _run(runs, "multi")
+    zero = {p for _, p in _audit(runs, "multi", 0)}
+    for name in ("summary.json", "metrics.jsonl", "config.json", "report.md", "run.lock",
+                 "plots/win_rate.png", "plots/losses.png", "plots/elo.png"):
+        assert run / name in zero, name  # the hook sees process 0's writes
+    one = _audit(runs, "multi", 1)
+    # process 1 writes only its own shards of the checkpoints (orbax's multi-host saves)
+    assert one and all(p.is_relative_to(run / "checkpoints") or p.is_relative_to(run / "best")
+                       for _, p in one), [p for _, p in one][:5]
+    # process 0 printed the result line; process 1 printed nothing but gloo's greeting
+    log = (runs["tmp"] / "multi.log").read_text()
+    assert '"board_size": 3' in log and "hex/r" in log
+    assert not [line for line in log.splitlines() if line.startswith("[process 1]")]
