@@ -1,14 +1,22 @@
 """Self-play search throughput against the network's own bound, measured in the same run.
 
-    python -m bench.hex_selfplay [--size 11] [--batch 128] [--simulations 32 200]
+    python -m bench.hex_selfplay [--size 11] [--batch 128] [--simulations 32 200] [--kind muzero]
     python -m bench.hex_selfplay --run runs/hex/<run>      # a trained network (its board size)
 
 The network is compute-bound on a CPU, so a search of S simulations can label at most
-(network evaluations/s) / S positions per second. This prints that bound (the network at
-``--batch``, jitted, best of several) next to what ``jaxgames.search.mcts.search`` (mctx's
-algorithm on ``jaxgames.search.batched_mctx``, the env as the model) reaches on ``--batch``
-positions taken from random games, and the ratio: the share of the bound that search, rules
-and data movement leave to the network.
+(network evaluations/s) / S positions per second. This prints that bound next to what
+``jaxgames.search.mcts.search`` (mctx's algorithm on ``jaxgames.search.batched_mctx``, the
+env as the model) reaches on ``--batch`` positions taken from random games, and the ratio:
+the share of the bound that search, rules and data movement leave to the network. The bound
+is timed as S evaluations of the batch in one jitted loop, as long as the search's share of
+network work, so that both see the same load on a shared machine (a single short call, best
+of several, catches the quiet moments a long search cannot); each timing is the best of
+three, bound and search alternating.
+
+A last line (not with ``--run`` or ``--no-pipeline``) measures the search ``train.hex
+--preset full`` self-plays with: its board size, search kind, simulations and batch
+(``games_per_update`` games: both models' halves go through one search, here both with the
+untrained network).
 
 Each simulation walks from the root to a leaf and backs up along the same path, so its cost
 beside the network grows with the depth of the tree; the deepest path (mean over the batch)
@@ -21,12 +29,13 @@ measures a trained network's trees instead.
 from __future__ import annotations
 
 import argparse
+import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
-from bench.timing import best_seconds
 from jaxgames.hex import network
 from jaxgames.search import mcts
 
@@ -41,13 +50,45 @@ def deepest_path(tree) -> float:
     return float(depth.max(axis=1).mean())
 
 
+def network_loop(net, sims: int):
+    """``f(params, obs)``: ``sims`` evaluations of the batch in one jitted loop (each input
+    depends on the last output, so XLA cannot hoist the network out of the loop)."""
+    def run(params, obs):
+        def body(_, acc):
+            _, value = net.apply(params, jnp.where(acc > 1e30, ~obs, obs))
+            return acc + value[0]
+        return jax.lax.fori_loop(0, sims, body, jnp.float32(0.0))
+    return jax.jit(run)
+
+
+def alternate_best(fns, repeats: int = 3) -> list[float]:
+    """Seconds of the fastest call of each ``fn()`` after one untimed call (compilation),
+    the functions called in turn ``repeats`` times (the same load for each)."""
+    for fn in fns:
+        jax.block_until_ready(fn())
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=11)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--simulations", type=int, nargs="+", default=[32, 200])
+    parser.add_argument("--kind", default="muzero", help=f"search kind: {', '.join(mcts.KINDS)}")
     parser.add_argument("--run", help="a train.hex run folder: use its trained network (and board size)")
+    parser.add_argument("--no-pipeline", action="store_true",
+                        help="leave out the search train.hex's full preset self-plays with")
     args = parser.parse_args(argv)
+    if args.kind not in mcts.KINDS:
+        parser.error(f"--kind must be one of {', '.join(mcts.KINDS)}, got {args.kind!r}")
+    if args.batch < 1 or min(args.simulations) < 1:
+        parser.error("--batch and --simulations must be >= 1")
     if args.run:
         from jaxgames.hex.agent import load_agent
         agent = load_agent(args.run)
@@ -55,24 +96,48 @@ def main(argv=None) -> None:
     net = network.make(args.size)
     if not args.run:
         params, label = net.init(jax.random.key(0)), "untrained"
-    env = jaxgames.make("hex", board_size=args.size)
+    print(f"device: {jax.devices()[0].device_kind} x{jax.device_count()}, jax {jax.__version__}, "
+          f"{label} network (source, {network.num_params(params):,} parameters), load {load()}")
+    cases = [(args.size, args.batch, sims, args.kind, "") for sims in args.simulations]
+    if not (args.run or args.no_pipeline):
+        from train.hex import PRESETS
+        full = PRESETS["full"]
+        cases.append((full.board_size, full.games_per_update, full.simulations, full.search,
+                      "  <- train.hex --preset full self-play"))
+    for size, batch, sims, kind, note in cases:
+        if size != args.size:
+            net = network.make(size)
+            params = net.init(jax.random.key(0))
+        measure(net, params, size, batch, sims, kind, note)
+    print(f"load after: {load()}")
+
+
+def load() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def measure(net, params, size: int, batch: int, sims: int, kind: str, note: str) -> None:
+    env = jaxgames.make("hex", board_size=size)
     # positions from random games, a few moves in (every one still live)
     play = jax.jit(jax.vmap(lambda k: jaxgames.rollout(env, env.init(k), jaxgames.random_policy, k,
-                                                       max_steps=args.size).state))
-    states = play(jax.random.split(jax.random.key(1), args.batch))
-    evaluate = jax.jit(net.apply)
-    evals_per_second = args.batch / best_seconds(evaluate, params, states.observation, repeats=10)
-    print(f"device: {jax.devices()[0].device_kind} x{jax.device_count()}, jax {jax.__version__}, "
-          f"hex {args.size}x{args.size}, batch {args.batch}, {label} network")
-    print(f"network (source, {network.num_params(params):,} parameters): {evals_per_second:,.0f} evaluations/s")
-    for sims in args.simulations:
-        search = jax.jit(lambda p, s, k, sims=sims: mcts.search(env, net.apply, p, s, k, num_simulations=sims))
-        seconds = best_seconds(search, params, states, jax.random.key(2))
-        depth = deepest_path(search(params, states, jax.random.key(2)).search_tree)
-        reached = args.batch / seconds
-        bound = evals_per_second / sims
-        print(f"search, {sims:4d} simulations: {reached:9,.1f} positions/s  bound {bound:9,.1f}  "
-              f"-> {reached / bound:.0%} of the network's bound  (deepest path {depth:.1f})")
+                                                       max_steps=size).state))
+    states = play(jax.random.split(jax.random.key(1), batch))
+    evaluate = network_loop(net, sims)
+    search = jax.jit(lambda p, s, k: mcts.search(env, net.apply, p, s, k, num_simulations=sims, kind=kind))
+    key = jax.random.key(2)
+    once = jax.jit(net.apply)
+    net_seconds, search_seconds, once_seconds = alternate_best(
+        [lambda: evaluate(params, states.observation), lambda: search(params, states, key),
+         lambda: once(params, states.observation)])
+    depth = deepest_path(search(params, states, key).search_tree)
+    evals_per_second = batch * sims / net_seconds
+    reached, bound = batch / search_seconds, evals_per_second / sims
+    print(f"hex {size}x{size}, batch {batch:4d}, {kind:6s} {sims:4d} simulations: network "
+          f"{evals_per_second:8,.0f} evaluations/s, bound {bound:9,.1f} positions/s; search "
+          f"{reached:9,.1f} positions/s -> {reached / bound:4.0%} of the bound  "
+          f"(deepest path {depth:.1f}; one network call alone: {batch / once_seconds:,.0f} evaluations/s)"
+          f"{note}")
 
 
 if __name__ == "__main__":
