@@ -13,7 +13,8 @@ scatter-add per move.
 Each side trains from scratch for about ``--seconds`` of wall time. The C++ peer is compiled
 first (``g++ -O3 -march=native -std=c++17``, into a temp dir). The JAX learner's first chunk
 (compilation) is not timed; the timed chunks each end on ``jax.block_until_ready``. Printed:
-moves/s of each, the ratio jaxgames / C++, and the average score of the last ~1000 games each
+moves/s of each, the ratio jaxgames / C++ (also per CPU-second: the busy machine's share of the
+CPU each side got cancels out), and the average score of the last ~1000 games each
 finished (both must beat a random player's ~1100, showing both learn).
 
 ``--one-core`` pins this process, and so the peer it starts, to one CPU before JAX starts:
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -57,9 +59,13 @@ def build_peer(out_dir: str | os.PathLike) -> Path:
 
 def run_peer(exe: str | os.PathLike, seconds: float, seed: int = 0) -> dict:
     """Run the compiled peer: {"moves", "games", "seconds", "avg_score_last_1000"}."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run([str(exe), str(seconds), str(seed)], capture_output=True, text=True,
                           check=True, timeout=seconds + 60)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["cpu_seconds"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return out
 
 
 def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge_pages: bool = True) -> dict:
@@ -88,12 +94,13 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge
     compile_s = time.perf_counter() - t
 
     per_chunk = []  # (moves, games ended, their score sum) of each timed chunk
-    elapsed, start = 0.0, chunk_size
+    elapsed, cpu, start = 0.0, 0.0, chunk_size
     while elapsed < seconds:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()   # process time: all of XLA's threads
         carry, m = chunk(carry, key, jnp.int32(start))
         jax.block_until_ready((carry, m))
         elapsed += time.perf_counter() - t
+        cpu += time.process_time() - c
         start += chunk_size
         per_chunk.append((m["moves"], m["games_ended"], m["ended_score_sum"]))
     moves = sum(int(np.asarray(c[0], np.int64).sum()) for c in per_chunk)
@@ -105,9 +112,45 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge
         if games >= LAST_GAMES:
             break
     total_games = sum(int(np.asarray(c[1]).sum()) for c in per_chunk)
-    return {"moves": moves, "games": total_games, "seconds": elapsed, "compile_seconds": compile_s,
+    return {"moves": moves, "games": total_games, "seconds": elapsed, "cpu_seconds": cpu,
+            "compile_seconds": compile_s,
             "avg_score_last_games": score / games if games else float("nan"), "last_games": games,
             "huge_pages": on_huge_pages}
+
+
+def batch_overlap(num_games: int, updates: int, chunk_size: int = 250, seed: int = 0) -> dict:
+    """How much the TD steps of one update pile up on shared weights, after ``updates`` updates
+    of ``num_games`` games from scratch: of the weights the update changes, the mean number of
+    games of the batch that step it, and the largest. Online (one game at a time) every
+    step lands alone; batched, a weight read by k games of the batch moves k steps at once."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxgames.game2048.board import BoardModel
+    from jaxgames.game2048.ntuple import NTupleNetwork
+    from train.algos import ntuple_td as td
+    from train.common import make_chunk
+
+    cfg = td.TDConfig(network=NTupleNetwork(), num_games=num_games)
+    carry = td.init(cfg, BoardModel("2048"), jax.random.key(seed))
+    chunk = make_chunk(td.make_update(cfg, BoardModel("2048")), chunk_size)
+    carry, _ = chunk(carry, jax.random.key(seed + 1), jnp.int32(0))   # compiles; not timed
+    jax.block_until_ready(carry)
+    t = time.perf_counter()
+    for start in range(chunk_size, max(updates, 2 * chunk_size), chunk_size):
+        carry, _ = chunk(carry, jax.random.key(seed + 1), jnp.int32(start))
+    jax.block_until_ready(carry)
+    step_us = (time.perf_counter() - t) / (max(updates, 2 * chunk_size) - chunk_size) * 1e6
+    live = np.asarray(carry.trace_len) == 1          # games whose last afterstate is updated next
+    trace = np.asarray(carry.trace)[live][:, -1]     # [games, F]
+    # distinct (game, weight) pairs: a game reading one weight twice steps it twice online too
+    pairs = np.unique(np.stack([np.repeat(np.arange(len(trace)), trace.shape[1]), trace.reshape(-1)]), axis=1)
+    _, games_per_weight = np.unique(pairs[1], return_counts=True)
+    return {"num_games": num_games, "updates": updates,
+            "mean_games_per_weight": float(games_per_weight.mean()),
+            "max_games_per_weight": int(games_per_weight.max()), "us_per_update": step_us,
+            "us_per_move": step_us / num_games}
 
 
 def _load_average() -> str:
@@ -125,6 +168,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--one-core", action="store_true", help="pin to one CPU before JAX starts")
     parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
+    parser.add_argument("--overlap", type=str, default="", metavar="G1,G2,...",
+                        help="instead: per batch size, how the TD steps of one update share weights")
     args = parser.parse_args(argv)
     load_before = _load_average()
     for name in ("seconds", "num_games", "chunk"):
@@ -134,6 +179,18 @@ def main(argv: list[str] | None = None) -> dict:
         if "jax" in sys.modules:  # XLA sizes its thread pool when it starts
             parser.error("--one-core needs a fresh process (JAX is already imported here)")
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.overlap:
+        try:
+            sizes = [int(g) for g in args.overlap.split(",")]
+        except ValueError:
+            parser.error(f"--overlap takes batch sizes like 128,1024, got {args.overlap!r}")
+        print(f"load average {load_before}; {args.chunk} updates from scratch per batch size")
+        for g in sizes:
+            r = batch_overlap(g, args.chunk)
+            print(f"{g:>6} games: an updated weight is stepped by {r['mean_games_per_weight']:.2f} games "
+                  f"of the batch on average (max {r['max_games_per_weight']}), {r['us_per_update']:,.0f} us per update = "
+                  f"{r['us_per_move']:.2f} us per move")
+        return {}
 
     with tempfile.TemporaryDirectory(prefix="td2048_") as tmp:
         try:
@@ -149,7 +206,9 @@ def main(argv: list[str] | None = None) -> dict:
     cpp_rate = cpp["moves"] / cpp["seconds"]
     jax_rate = ours["moves"] / ours["seconds"]
     result = {"jaxgames_moves_per_s": jax_rate, "cpp_moves_per_s": cpp_rate,
-              "ratio": jax_rate / cpp_rate, "cpp": cpp, "jaxgames": ours}
+              "ratio": jax_rate / cpp_rate, "cpp": cpp, "jaxgames": ours,
+              "ratio_cpu": (ours["moves"] / max(ours["cpu_seconds"], 1e-9))
+              / (cpp["moves"] / max(cpp["cpu_seconds"], 1e-9))}
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}, "
           f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
           f"{load_before} before, {load_after} after")
@@ -159,11 +218,11 @@ def main(argv: list[str] | None = None) -> dict:
           f"(compile {ours['compile_seconds']:.1f} s, not timed), table on "
           f"{'huge' if ours['huge_pages'] else 'ordinary'} pages")
     print(f"C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native)")
-    print(f"jaxgames: {jax_rate:>12,.0f} moves/s  ({ours['moves']:,} moves, {ours['games']:,} games "
-          f"in {ours['seconds']:.1f} s)")
-    print(f"C++:      {cpp_rate:>12,.0f} moves/s  ({cpp['moves']:,} moves, {cpp['games']:,} games "
-          f"in {cpp['seconds']:.1f} s)")
-    print(f"ratio jaxgames / C++: {result['ratio']:.2f}x")
+    for name, r, rate in (("jaxgames", ours, jax_rate), ("C++", cpp, cpp_rate)):
+        print(f"{name + ':':9} {rate:>12,.0f} moves/s  ({r['moves']:,} moves, {r['games']:,} games "
+              f"in {r['seconds']:.1f} s; {r['moves'] / max(r['cpu_seconds'], 1e-9):,.0f} moves per "
+              f"CPU-second, {r['cpu_seconds'] / r['seconds']:.2f} cores busy)")
+    print(f"ratio jaxgames / C++: {result['ratio']:.2f}x  (per CPU-second: {result['ratio_cpu']:.2f}x)")
     print(f"avg score, last ~{LAST_GAMES} games: jaxgames {ours['avg_score_last_games']:,.0f} "
           f"({ours['last_games']} games), C++ {cpp['avg_score_last_1000']:,.0f} "
           f"(random play ~1,100)")

@@ -54,8 +54,10 @@ class Config(RunConfig):
     """Initial value of every board (optimistic initialisation when > 0)."""
     tc: bool = False
     """Temporal-coherence adaptive learning rates."""
-    train_moves: int = 340_000_000
-    """Training budget in moves (all games together)."""
+    train_moves: int = 200_000_000
+    """Training budget in moves (all games together). The quick preset's 200 M keeps its run,
+    evaluations included, within 10 minutes on the slowest 2-core machine we measured (0.62 M
+    moves/s there, docs/benchmarks.md)."""
     updates_per_chunk: int = 100_000
     """Updates per jitted chunk; evaluation and progress between chunks."""
     checkpoint_every: int = 5
@@ -110,7 +112,7 @@ def parse_patterns(text: str) -> tuple[tuple[int, ...], ...]:
 PRESETS = {
     # TD(0) as in the source and the reference C++ (alpha 0.1, 4x6-tuples, 8 symmetries)
     "quick": Config(),
-    # the source's TD(0) for 8x longer. Optimistic initialisation (--optimistic-init 160000)
+    # the source's TD(0) for 13.5x longer. Optimistic initialisation (--optimistic-init 160000)
     # and TC (--tc) are options; in our batched form both learned more slowly than plain TD(0)
     # over the budgets we could measure (docs/benchmarks.md), so they are not the default.
     "full": Config(train_moves=2_700_000_000, updates_per_chunk=400_000, checkpoint_every=4,
