@@ -5,8 +5,10 @@ do the summaries and the metric rows agree, and what does each layout cost?
     python -m bench.distributed                    # the tiny 3x3 Hex run (minutes on 2 cores)
     python -m bench.distributed --game ten_half    # the tiny ten-and-a-half run
 
-The heavy companion of ``tests/train/test_distributed.py``, which checks ten-and-a-half only
-(a Hex run compiles for about a minute per process, too long for the test suite). Prints one
+The heavy companion of ``tests/train/test_distributed.py`` (ten-and-a-half, killed and resumed
+too) and ``tests/train/test_distributed_hex.py`` (Hex, which to fit the test suite leaves out
+the kill, the final evaluation, the Elo and the SGF games, and compiles at XLA's optimisation
+level 0): here the whole tiny Hex run, with default compilation, killed and resumed. Prints one
 row per layout: wall seconds, the ratio to 1 x 1 measured here, and whether ``summary.json``
 (less its seconds) and ``metrics.jsonl`` (less timings) equal the 1 x 1 run's: "same" (every
 value equal), "~1e-07" (floats equal up to that relative rounding: a sharded run sums the
