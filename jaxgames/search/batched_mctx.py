@@ -85,7 +85,9 @@ def sum_last(x: Array) -> Array:
 
 def argmax_last(x: Array) -> Array:
     """int32: ``jnp.argmax(x, -1)``, the first of equal maxima."""
-    key = _order_key(x)
+    # materialised once: fused, the expression below would be computed again for the max
+    # and for the comparison
+    key = jax.lax.optimization_barrier(_order_key(x))
     best = jnp.max(key, axis=-1, keepdims=True)
     index = jnp.arange(x.shape[-1], dtype=jnp.int32)
     return jnp.min(jnp.where(key == best, index, x.shape[-1]), axis=-1)
