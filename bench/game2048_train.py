@@ -2,6 +2,7 @@
 
     python -m bench.game2048_train [--seconds 20] [--num-games 128] [--chunk 256] [--seed 0]
                                    [--one-core] [--no-huge-pages]
+    python -m bench.game2048_train --overlap 16,128,1024 [--chunk 1000]   # batch-size study
 
 The peer, ``bench/ntuple_cpp/td2048.cpp``, is a compact single-threaded C++17 implementation of
 the same method as ``train/algos/ntuple_td.py`` with its defaults: the 4 standard 6-tuples on 8
