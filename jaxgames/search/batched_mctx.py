@@ -3,9 +3,9 @@
 ``mctx.search`` runs each game's walk and backup as a ``jax.vmap`` of per-node functions. On a
 CPU that costs far more than the network: its backup is a vmapped ``while_loop`` whose batched
 predicate makes JAX select the whole tree at every level, and every level of a walk draws
-Threefry numbers (a rolled loop on CPU) and takes ``jnp.argmax``, ``max`` and ``min`` over the
-actions, which XLA's CPU backend lowers to slow serial reductions (an ``argmax`` over
-``[128, 121]`` measured 127 us, the same as a whole level of the walk should cost).
+Threefry numbers and takes ``jnp.argmax``, ``max`` and ``min`` over the actions, which XLA's CPU
+backend lowers to slow serial reductions (over ``[128, 122]``: 85 us for an ``argmax``, 14 us
+for a ``max``, against 3.5 us for a sum).
 
 This module runs the same algorithm (mctx's tree, selection rules, expansion and backup; its
 ``Tree`` comes out) with
@@ -13,7 +13,7 @@ This module runs the same algorithm (mctx's tree, selection rules, expansion and
 * the walk's statistics packed so that a level gathers one ``[B, 3, A]`` row per game (each
   child's Q from the parent's view, its visits, its prior) and one ``[B, 3]`` row of the node's
   own (value, visits, raw value); the selection rules written for the whole batch, their
-  reductions as pairwise trees of ``maximum``/``minimum`` (:func:`max_last`, :func:`argmax_last`);
+  reductions on integer keys that order like the floats (:func:`max_last`, :func:`argmax_last`);
 * tie-breaking noise (mctx: ``1e-7 * uniform`` drawn per node visit) drawn once per search,
   ``[B, A]``: it only orders exact ties;
 * the walk's path recorded in ``[B, max_depth]`` buffers and backed up in chunks of
@@ -26,8 +26,10 @@ This module runs the same algorithm (mctx's tree, selection rules, expansion and
 
 :func:`muzero_policy` (PUCT with ``qtransform_by_parent_and_siblings``, Dirichlet root noise)
 and :func:`gumbel_muzero_policy` (``qtransform_completed_by_mix_value``, sequential halving at
-the root) take mctx's arguments and key use for everything but the tie-breaking noise: on
-trees without exact ties they return mctx's outputs (tested against ``mctx`` itself).
+the root) take mctx's arguments and its keys for the root noise, the Gumbel draw and the
+acting; the tie-breaking noise and the keys handed to ``recurrent_fn`` are drawn differently.
+For a deterministic model whose scores never tie exactly they return mctx's outputs (tested
+against ``mctx`` itself).
 """
 
 from __future__ import annotations
