@@ -516,50 +516,38 @@ def test_update_compiles_once():
     assert np.isfinite(np.asarray(carry.weights)).all()
 
 
-# -- the fused TD(0) path against the general one ---------------------------------------------
-
-FUSE_NET = NTupleNetwork(patterns=((0, 1, 2), (4, 5, 6), (0, 1, 5)), base=8)   # 24 features
+# -- feature indices, compilation, the table's pages ---------------------------------------
 
 
-def crowded_carry(cfg, seed):
-    """Games near their end (boards mostly full, some dead), traces of real afterstates, about
-    half of them empty. The weights are multiples of 1/4, so every value sums exactly in float32
-    in any order: symmetric afterstates (equal values) then tie exactly in both paths."""
-    rng = np.random.default_rng(seed)
-    g = cfg.num_games
-    boards = rng.integers(1, 7, (g, 16))
-    boards[rng.random((g, 16)) < rng.uniform(0.05, 0.6)] = 0
-    boards[rng.random(g) < 0.2] = DEAD
-    boards[0] = 0
-    boards[0, [5, 15]] = 1                                    # up and left give mirror images
-    carry = td.init(cfg, MODEL, jax.random.key(seed))
-    trace = np.asarray(FUSE_NET.indices_by_gather(jnp.asarray(rng.integers(0, 9, (g, 1, 16)))))
-    table = rng.integers(-400, 400, len(FUSE_NET.patterns) * FUSE_NET.table_size) / 4
-    return carry.replace(board=jnp.asarray(boards, jnp.int8), trace=jnp.asarray(trace, jnp.int32),
-                         trace_len=jnp.asarray(rng.integers(0, 2, g), jnp.int32),
-                         score=jnp.asarray(rng.integers(0, 5000, g), jnp.int32),
-                         table=td.make_table(jnp.asarray(table, jnp.float32), cfg.tc))
+class GatheredIndicesNet(NTupleNetwork):
+    """The network with the feature indices of before issue 12 (6 cells gathered per feature)."""
+
+    def indices(self, board):
+        return self.indices_by_gather(board)
 
 
-@pytest.mark.parametrize("tc", [False, True], ids=["td0", "td0-tc"])
-def test_fused_td0_equals_the_general_path(tc):
-    cfg = td.TDConfig(network=FUSE_NET, num_games=32, learning_rate=0.3, tc=tc)
-    fused, general = (jax.jit(td.make_update(cfg, MODEL, reference=r)) for r in (False, True))
-    ended = 0
-    for seed in range(4):
-        start = crowded_carry(cfg, seed)
-        a, ma = fused(start, jax.random.key(seed))
-        b, mb = general(start, jax.random.key(seed))
-        for name in ("board", "trace_len", "score", "moves"):       # moves, spawns, rewards, restarts
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-        live = np.asarray(a.trace_len) == 1                         # a finished game's trace is unused
-        np.testing.assert_array_equal(np.asarray(a.trace)[live], np.asarray(b.trace)[live])
-        np.testing.assert_array_equal(a.table, b.table)            # the TD updates
-        for k in ma:
-            np.testing.assert_array_equal(ma[k], mb[k], err_msg=k)
-        assert not np.array_equal(a.table, start.table)
-        ended += int(ma["games_ended"])
-    assert ended >= 4
+def test_updates_with_the_index_product_equal_those_with_gathered_indices():
+    patterns = ((0, 1, 2), (4, 5, 6), (0, 1, 5))
+    cfgs = [td.TDConfig(network=net, num_games=32, learning_rate=0.3)
+            for net in (NTupleNetwork(patterns=patterns, base=8), GatheredIndicesNet(patterns=patterns, base=8))]
+    rng = np.random.default_rng(3)
+    boards = rng.integers(1, 7, (32, 16))                    # crowded: games end and restart
+    boards[rng.random((32, 16)) < 0.3] = 0
+    boards[:4] = DEAD
+    table = rng.integers(-400, 400, 3 * 8**3) / 4            # exact sums: ties break alike
+    carries = [td.init(c, MODEL, jax.random.key(0)).replace(
+        board=jnp.asarray(boards, jnp.int8), table=jnp.asarray(table, jnp.float32)[:, None]) for c in cfgs]
+    runs = []
+    for c, carry in zip(cfgs, carries):   # two moves: the second updates the first's afterstates
+        update = jax.jit(td.make_update(c, MODEL))
+        carry, m1 = update(carry, jax.random.key(4))
+        runs.append((*update(carry, jax.random.key(5)), m1))
+    (fast, mf, mf1), (slow, ms, _) = runs
+    for name in ("table", "board", "trace", "trace_len", "score", "moves"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    for k in mf:
+        np.testing.assert_array_equal(mf[k], ms[k], err_msg=k)
+    assert int(mf1["games_ended"]) >= 4 and not np.array_equal(fast.table, carries[0].table)
 
 
 @pytest.mark.parametrize("net", [NTupleNetwork(), NTupleNetwork(base=18),

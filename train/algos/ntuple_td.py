@@ -163,11 +163,8 @@ def make(cfg: TDConfig, env) -> Learner:
                    policy=policy, params=lambda carry: carry.weights)
 
 
-def make_update(cfg: TDConfig, model, *, reference: bool = False):
-    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step.
-
-    ``reference``: TD(0) through the general TD(λ) path (one game at a time under ``vmap``)
-    rather than its fused form; the two agree (tested)."""
+def make_update(cfg: TDConfig, model):
+    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
     net = cfg.network
     h = _trace_slots(cfg)
     alpha = cfg.learning_rate / net.num_features
@@ -216,37 +213,8 @@ def make_update(cfg: TDConfig, model, *, reference: bool = False):
         return jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
                              _game_words(key, cfg.num_games))
 
-    def play_td0(carry: TDCarry, key):
-        """``play`` for λ = 0 (one trace slot), in fewer, larger kernels: the previous
-        afterstate's value is read in the same gather as the four candidates' (the table it
-        reads is the same one), and the chosen move's results are picked with a one-hot
-        mask. Same afterstates, rewards and TD errors as ``play`` (tested)."""
-        words = _game_words(key, cfg.num_games)                          # [G, 4]
-        after, reward, legal = jax.vmap(model.expand)(carry.board)       # [G,4,16] [G,4] [G,4]
-        # Illegal moves and empty trace slots read the all-empty tuple's weights instead (their
-        # values are masked anyway): always cached, so they cost no trip to memory.
-        empty = jnp.asarray(net.offsets())
-        idx = jnp.where(legal[..., None], net.indices(after), empty)     # [G, 4, F]
-        prev = jnp.where((carry.trace_len == 1)[:, None, None], carry.trace, empty)
-        values = carry.table[jnp.concatenate([idx, prev], 1), 0].sum(-1)  # [G, 5]
-        q = jnp.where(legal, reward.astype(jnp.float32) + values[:, :4], -jnp.inf)
-        chosen = jnp.arange(4) == jnp.argmax(q, -1)[:, None]             # [G, 4] one-hot
-        alive = legal.any(-1)
-        next_after = jnp.where(chosen[..., None], after, 0).sum(1, dtype=after.dtype)
-        r = jnp.where(chosen & alive[:, None], reward, 0).sum(-1)       # 0 once the game ended
-        target = r.astype(jnp.float32) + jnp.where(alive, (values[:, :4] * chosen).sum(-1), 0.0)
-        delta = jnp.where(carry.trace_len == 1, target - values[:, 4], 0.0)[:, None]   # [G, 1]
-        new_trace = jnp.where(chosen[..., None], idx, 0).sum(1)[:, None]  # [G, 1, F]
-        new_board = jnp.where(
-            alive[:, None],
-            jax.vmap(model.spawn_from_words)(next_after, words[:, 0], words[:, 1]),
-            jax.vmap(model.start_from_words)(words))
-        return (new_board, new_trace, jnp.zeros_like(carry.trace_reward), alive.astype(jnp.int32),
-                r, alive, carry.trace, delta)
-
     def update(carry: TDCarry, key: jax.Array):
-        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = \
-            (play_td0 if h == 1 and not reference else play)(carry, key)
+        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = play(carry, key)
         flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
         err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
         table = carry.table
