@@ -23,7 +23,6 @@ key, nor between the processes of one launch, whose device ids do). So, to stay 
 """
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -41,15 +40,14 @@ TINY = ["--board-size", "3", "--phase1", "uct", "--phase1-simulations", "8", "--
         "--updates-per-round", "1", "--games-per-update", "8", "--simulations", "4",
         "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
         "--uct-simulations", "8", "--eval-games", "4", "--final-eval-games", "0", "--elo-games", "0",
-        "--sgf-games", "0", "--no-progress", "--run-name", "r", "--seed", "3"]
+        "--sgf-games", "0", "--no-progress", "--run-name", "r"]
 FAST_COMPILE = "--xla_backend_optimization_level=0"
-LAYOUTS = ("one", "four", "multi")
 
 
 def _start(tmp: pathlib.Path, name: str, command: list, **env) -> subprocess.Popen:
-    log = open(tmp / f"{name}.log", "w")
-    return subprocess.Popen(command + [*TINY, "--runs-dir", str(tmp / name)], cwd=REPO,
-                            stdout=log, stderr=subprocess.STDOUT, env=_env(tmp, name, **env))
+    with open(tmp / f"{name}.log", "w") as log:
+        return subprocess.Popen(command + [*TINY, "--runs-dir", str(tmp / name)], cwd=REPO,
+                                stdout=log, stderr=subprocess.STDOUT, env=_env(tmp, name, **env))
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +63,14 @@ def runs(tmp_path_factory):
         "one": _start(tmp, "one", pipeline, JAX_PLATFORMS="cpu",
                       XLA_FLAGS=f"{FAST_COMPILE} --xla_force_host_platform_device_count=1"),
     }
-    for name, process in started.items():
-        assert process.wait(timeout=500) == 0, (tmp / f"{name}.log").read_text()[-3000:]
+    try:
+        for name, process in started.items():
+            assert process.wait(timeout=500) == 0, (tmp / f"{name}.log").read_text()[-3000:]
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.terminate()  # the launcher stops its processes on SIGTERM
+                process.wait(timeout=60)
     return {"tmp": tmp}
 
 
