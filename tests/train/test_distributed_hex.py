@@ -21,7 +21,7 @@ between the two processes of the launch, or with ``test_train_hex.py``'s run. So
   collectives are decided before the backend, so what is compared does not change);
 - the three launches run at once: the file takes the time of the slowest, the 2 x 2 launch.
 
-Measured on the 2-core CPU: 157 s wall, 135 CPU-seconds (load average 7.5, shared machine).
+Measured on the 2-core CPU: 157 s wall, 135 CPU-seconds (load average 5.3 to 7.5, shared machine).
 """
 
 import json
