@@ -78,14 +78,7 @@ class Game2048(core.Env):
         # nothing spawns nothing, so the rule holds for anyone calling _step directly.
         w = random_words(key, 2)
         board, reward, _, legal = B.step_from_words(state.board, action, w[0], w[1], self.variant)
-        return state.replace(
-            current_player=jnp.int32(0),
-            rewards=reward.astype(jnp.float32)[None],
-            terminated=~legal.any(),
-            legal_action_mask=legal,
-            board=board,
-            score=state.score + reward,
-        )
+        return self._settle(state, board, reward, legal)
 
     def _observe(self, state: State, player_id: Array) -> Array:
         return observation(state.board)
@@ -132,8 +125,11 @@ class Game2048(core.Env):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _settle(self, state: State, board: Array, reward: Array) -> State:
-        legal = B.legal_moves(board, self.variant)
+    def _settle(self, state: State, board: Array, reward: Array, legal: Array | None = None) -> State:
+        """The decision state on ``board`` after a move worth ``reward`` (``legal``: the new
+        board's legal moves where the caller has them already)."""
+        if legal is None:
+            legal = B.legal_moves(board, self.variant)
         return state.replace(
             current_player=jnp.int32(0),
             rewards=reward.astype(jnp.float32)[None],
