@@ -14,124 +14,17 @@ Runs on several hosts as it is (docs/training.md, "Scaling out to several hosts"
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 import sys
 from typing import Sequence
 
-from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
-from jaxgames.search.mcts import KINDS
-from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed,
-                          is_primary, parse)
+from train.common import exit_on_user_error, init_distributed, is_primary, parse
 from train.games import hex as lib
+from train.games.hex_config import PRESETS
 
 GAME = lib.GAME
 PROG = "python -m train.hex"
-
-
-@dataclasses.dataclass(frozen=True)
-class Config(RunConfig):
-    """Hex AlphaZero-style training (UCT-labelled phase 1, self-play against a pool of past
-    models) with an arena evaluation against plain UCT after every round."""
-
-    board_size: int = 7
-    """Board side n (3..19)."""
-    network: str = "source"
-    """The network: source (the paper's CNN) or resnet."""
-    phase1: str = "uct"
-    """Phase 1: uct (random games labelled by plain UCT, the source) or none (from scratch)."""
-    phase1_rounds: int = 1
-    """Rounds of phase 1 (each updates_per_round updates)."""
-    phase1_simulations: int = 200
-    """UCT simulations per phase-1 label."""
-    rounds: int = 10
-    """Self-play rounds (the source: ten); the newest model joins the pool after each."""
-    updates_per_round: int = 4
-    """Updates per round (one jitted chunk); each plays games_per_update games, then SGD."""
-    games_per_update: int = 32
-    """Games per update, half with each colour (a multiple of 2 x the device count)."""
-    simulations: int = 32
-    """Search simulations per move in self-play (and in evaluation, unless eval_simulations)."""
-    eval_simulations: int = 0
-    """Simulations per move of the agent in evaluation games (0: as in self-play)."""
-    search: str = "muzero"
-    """Search: muzero (AlphaZero PUCT), gumbel or source (the paper's eqs. (5)-(7))."""
-    dirichlet_fraction: float = 0.25
-    """Root noise in self-play (0 = none)."""
-    dirichlet_alpha: float = 0.3
-    sample_moves: int = 8
-    """Self-play moves played by sampling the search's action; later moves play its best."""
-    sgd_steps: int = 32
-    """Minibatch steps per update."""
-    batch_size: int = 128
-    """Positions per minibatch."""
-    buffer_size: int = 20_000
-    """Replay buffer positions (the newest kept)."""
-    learning_rate: float = 1e-3
-    lr_decay: bool = False
-    """Lower the step size along a cosine to a tenth over the run (off: constant, Keras's)."""
-    """RMSprop step size."""
-    alpha: float = 0.5
-    """Policy-loss weight in eq. (3) (value: 1 - alpha)."""
-    beta: float = 1e-4
-    """L2 coefficient in eq. (3)."""
-    augment: bool = True
-    """Train on the board's 180-degree rotation with probability 1/2."""
-    uct_simulations: int = 200
-    """Simulations of the plain-UCT opponent of the evaluation."""
-    eval_games: int = 20
-    """Evaluation games against UCT after every round, half as Black (the source: 20)."""
-    final_eval_games: int = 200
-    """Games against UCT at the end, half as Black: the summary's win rate (0: the last
-    round's evaluation)."""
-    elo_games: int = 4
-    """Games of the newest model against each pool model after every round (0 = none)."""
-    sgf_games: int = 4
-    """Final games against UCT saved as SGF (0 = none)."""
-
-    def validate(self) -> None:
-        super().validate()
-        if not MIN_SIZE <= self.board_size <= MAX_SIZE:
-            raise ValueError(f"board_size must be in {MIN_SIZE}..{MAX_SIZE}, got {self.board_size}")
-        if self.network not in ("source", "resnet"):
-            raise ValueError(f"network must be source or resnet, got {self.network!r}")
-        if self.phase1 not in ("uct", "none"):
-            raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
-        if self.search not in KINDS:
-            raise ValueError(f"search must be one of {', '.join(KINDS)}, got {self.search!r}")
-        # the learner's own fields (games, SGD, buffer, loss) are checked by AZConfig.validate
-        for name in ("phase1_simulations", "rounds", "updates_per_round", "simulations",
-                     "uct_simulations", "eval_games", "phase1_rounds"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.eval_simulations < 0:
-            raise ValueError(f"eval_simulations must be >= 0, got {self.eval_simulations}")
-        for name in ("elo_games", "sgf_games", "final_eval_games"):
-            if getattr(self, name) < 0 or getattr(self, name) % 2:
-                raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
-        if self.eval_games % 2:
-            raise ValueError(f"eval_games must be even (half as Black), got {self.eval_games}")
-        if not 0.0 <= self.dirichlet_fraction <= 1.0 or self.dirichlet_alpha <= 0:
-            raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
-        lib.az_config(self).validate()
-        check_divisible(self.games_per_update // 2)
-
-
-PRESETS = {
-    # 7x7 on a 2-core CPU within 15 minutes (measured in docs/hex_training.md): from scratch,
-    # since phase 1's UCT labels cost more than they bring at this budget; Gumbel search, which
-    # improves the policy with few simulations
-    "quick": Config(phase1="none", search="gumbel", games_per_update=128, updates_per_round=16,
-                    rounds=12, sgd_steps=256, buffer_size=50_000, eval_simulations=128,
-                    eval_games=20, lr_decay=True),
-    # the source's board, phase 1 and ten rounds; the agent searches with 200 simulations
-    # against UCT with 1,000 (sized from the quick preset's measured speed, not yet run here)
-    "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
-                   simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
-                   buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
-                   elo_games=8, lr_decay=True),
-}
 
 
 #: train, evaluate and write the run folder (the run lives in train/games/hex.py)

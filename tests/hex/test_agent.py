@@ -34,7 +34,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> pathlib.Path:
     """A finished ``python -m train.hex`` run on 3x3 (best/ and checkpoints/ written)."""
-    from train.hex import Config, train
+    from train.games.hex import train
+    from train.games.hex_config import Config
 
     root = tmp_path_factory.mktemp("runs")
     config = Config(board_size=N, phase1="none", rounds=1, updates_per_round=1, games_per_update=2,
