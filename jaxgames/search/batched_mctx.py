@@ -81,15 +81,6 @@ def min_last(x: Array) -> Array:
     return _from_key(jnp.min(_order_key(x), axis=-1))
 
 
-def min_max_last(x: Array) -> tuple[Array, Array]:
-    """``(x.min(-1), x.max(-1))`` (float32) in one integer reduction (``~key`` reverses the
-    keys' order): each reduction is a few kernels of its own, whose fixed costs add up over
-    a walk's levels."""
-    key = _order_key(x)
-    best = jnp.max(jnp.stack([~key, key], axis=-2), axis=-1)
-    return _from_key(~best[..., 0]), _from_key(best[..., 1])
-
-
 def sum_last(x: Array) -> Array:
     return jnp.sum(x, axis=-1)
 
@@ -128,8 +119,8 @@ def qtransform_by_parent_and_siblings(rows: Rows, *, epsilon: float = 1e-8) -> A
     visited = rows.visits > 0
     value = rows.value[:, None]
     safe = jnp.where(visited, rows.q, value)
-    low, high = min_max_last(safe)
-    low, high = jnp.minimum(rows.value, low)[:, None], jnp.maximum(rows.value, high)[:, None]
+    low = jnp.minimum(rows.value, min_last(safe))[:, None]
+    high = jnp.maximum(rows.value, max_last(safe))[:, None]
     completed = jnp.where(visited, rows.q, low)
     return (completed - low) / jnp.maximum(high - low, epsilon)
 
@@ -138,19 +129,15 @@ def qtransform_completed_by_mix_value(rows: Rows, *, value_scale: float = 0.1,
                                       maxvisit_init: float = 50.0, epsilon: float = 1e-8) -> Array:
     """mctx's ``qtransform_completed_by_mix_value`` (its defaults: mixed value, rescaled)."""
     visited = rows.visits > 0
+    total = sum_last(rows.visits)
     prior = jnp.maximum(jnp.finfo(rows.prior.dtype).tiny, rows.prior)
-    # one reduction for both sums (the same bits as two: each row is summed alike)
-    sums = sum_last(jnp.stack([rows.visits, jnp.where(visited, prior, 0.0)], axis=-2))
-    total, prior_visited = sums[:, 0], sums[:, 1]
+    prior_visited = sum_last(jnp.where(visited, prior, 0.0))
     weighted_q = sum_last(jnp.where(visited, prior * rows.q / jnp.where(visited, prior_visited[:, None], 1.0), 0.0))
     mixed = (rows.raw_value + total * weighted_q) / (total + 1.0)
     completed = jnp.where(visited, rows.q, mixed[:, None])
-    # low = min, high = max of completed; most = max of the visits: one reduction
-    key = _order_key(completed)
-    best = jnp.max(jnp.stack([~key, key, _order_key(rows.visits)], axis=-2), axis=-1)
-    low, high, most = _from_key(~best[:, 0:1]), _from_key(best[:, 1:2]), _from_key(best[:, 2])
+    low, high = min_last(completed)[:, None], max_last(completed)[:, None]
     completed = (completed - low) / jnp.maximum(high - low, epsilon)
-    return (maxvisit_init + most)[:, None] * value_scale * completed
+    return (maxvisit_init + max_last(rows.visits))[:, None] * value_scale * completed
 
 
 def _masked_argmax(score: Array, invalid) -> Array:

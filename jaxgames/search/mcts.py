@@ -101,8 +101,7 @@ KINDS = ("muzero", "gumbel", "source")
 
 def mask_logits(logits: Array, legal: Array) -> Array:
     """``logits - max`` with illegal actions at :data:`MASKED_LOGIT`: float32 [B, A]."""
-    # the max on integer keys: XLA:CPU's float max reduces serially
-    logits = logits - batched_mctx.max_last(logits)[:, None]
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
     return jnp.where(legal, logits, MASKED_LOGIT)
 
 
