@@ -100,7 +100,7 @@ def main(argv=None) -> None:
           f"{label} network (source, {network.num_params(params):,} parameters), load {load()}")
     cases = [(args.size, args.batch, sims, args.kind, "") for sims in args.simulations]
     if not (args.run or args.no_pipeline):
-        from train.hex import PRESETS
+        from train.games.hex_config import PRESETS
         full = PRESETS["full"]
         cases.append((full.board_size, full.games_per_update, full.simulations, full.search,
                       "  <- train.hex --preset full self-play"))
