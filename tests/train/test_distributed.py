@@ -147,12 +147,12 @@ def runs(tmp_path_factory):
             "killed_log": killed_log, "checkpoints_at_kill": checkpoints_at_kill, "resumed": resumed}
 
 
-def _run(runs, name) -> pathlib.Path:
-    return runs["tmp"] / name / "ten_half" / "r"
+def _run(runs, name, game: str = "ten_half") -> pathlib.Path:
+    return runs["tmp"] / name / game / "r"
 
 
-def _summary(runs, name) -> dict:
-    summary = json.loads((_run(runs, name) / "summary.json").read_text())
+def _summary(runs, name, game: str = "ten_half") -> dict:
+    summary = json.loads((_run(runs, name, game) / "summary.json").read_text())
     summary.pop("seconds")
     return summary
 

@@ -36,6 +36,7 @@ import pytest
 
 from bench.distributed import compare
 from test_distributed import _audit, _env  # the audit hook that records each process's writes
+import test_distributed as distributed_test  # the run-folder readers
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--board-size", "3", "--phase1", "uct", "--phase1-simulations", "8", "--rounds", "1",
@@ -77,13 +78,11 @@ def runs(tmp_path_factory):
 
 
 def _run(runs, name) -> pathlib.Path:
-    return runs["tmp"] / name / "hex" / "r"
+    return distributed_test._run(runs, name, "hex")
 
 
 def _summary(runs, name) -> dict:
-    summary = json.loads((_run(runs, name) / "summary.json").read_text())
-    summary.pop("seconds")
-    return summary
+    return distributed_test._summary(runs, name, "hex")
 
 
 def _rows(runs, name) -> list:
