@@ -19,7 +19,7 @@ import pathlib
 import sys
 from typing import Sequence
 
-from train.common import exit_on_user_error, init_distributed, is_primary, parse
+from train.common import exit_on_user_error, init_distributed, is_primary, one_cpu_device_per_core, parse
 from train.games import hex as lib
 from train.games.hex_config import PRESETS
 
@@ -44,4 +44,5 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    one_cpu_device_per_core()   # before JAX starts: each core plays its share of the games
     main(sys.argv[1:])

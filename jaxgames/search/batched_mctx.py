@@ -42,6 +42,8 @@ import jax.numpy as jnp
 import mctx
 from mctx._src import action_selection, policies, seq_halving
 
+from jaxgames.search import keys as key_lib
+
 Array = jax.Array
 Tree = mctx.Tree
 
@@ -412,12 +414,13 @@ def search(params: Any, rng_key: Array, *, root: mctx.RootFnOutput, recurrent_fn
     if invalid_actions is None:
         invalid_actions = jnp.zeros_like(root.prior_logits)
     invalid = invalid_actions.astype(bool)
-    noise_key, rng_key = jax.random.split(rng_key)
-    noise = 1e-7 * jax.random.uniform(noise_key, (batch_size, num_actions), root.prior_logits.dtype)
+    noise_key, rng_key = key_lib.split(rng_key)
+    noise = 1e-7 * key_lib.draw(noise_key, lambda k, lead: jax.random.uniform(
+        k, lead + (num_actions,), root.prior_logits.dtype), batch_size)
 
     def one_simulation(sim, loop_state):
         rng_key, state = loop_state
-        rng_key, expand_key = jax.random.split(rng_key)
+        rng_key, expand_key = key_lib.split(rng_key)
         state, walk = simulate(state, root_action_selection_fn, interior_action_selection_fn, noise, invalid,
                         max_depth, path_depth, stop_at_finished)
         # the node first expanded by simulation `sim` gets index sim + 1 (0 is the root)
@@ -438,10 +441,16 @@ def muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, recurren
                   temperature: chex.Numeric = 1.0, stop_at_finished: bool = False) -> mctx.PolicyOutput:
     """``mctx.muzero_policy`` (its default qtransform) on :func:`search`; ``mask_children``:
     see :func:`puct_selection`."""
-    rng_key, dirichlet_key, search_key = jax.random.split(rng_key, 3)
-    noisy = policies._add_dirichlet_noise(  # noqa: SLF001 - mctx's own noise, for equal outputs
-        dirichlet_key, jax.nn.softmax(root.prior_logits),
-        dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha)
+    rng_key, dirichlet_key, search_key = key_lib.split(rng_key, 3)
+    probs = jax.nn.softmax(root.prior_logits)
+    if key_lib.per_game(rng_key):  # mctx's mix, each game's noise from its own key
+        batch, num_actions = probs.shape
+        noise = key_lib.draw(dirichlet_key, lambda k, lead: jax.random.dirichlet(
+            k, jnp.full([num_actions], dirichlet_alpha), shape=lead), batch)
+        noisy = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise
+    else:
+        noisy = policies._add_dirichlet_noise(  # noqa: SLF001 - mctx's own noise, for equal outputs
+            dirichlet_key, probs, dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha)
     root = root.replace(prior_logits=policies._mask_invalid_actions(  # noqa: SLF001
         policies._get_logits_from_probs(noisy), invalid_actions))  # noqa: SLF001
 
@@ -455,7 +464,7 @@ def muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, recurren
     weights = tree.summary().visit_probs
     logits = policies._apply_temperature(  # noqa: SLF001
         policies._get_logits_from_probs(weights), temperature)  # noqa: SLF001
-    action = jax.random.categorical(rng_key, logits)
+    action = key_lib.categorical(rng_key, logits)
     return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
 
 
@@ -467,9 +476,10 @@ def gumbel_muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, r
     """``mctx.gumbel_muzero_policy`` (its default qtransform) on :func:`search`."""
     root = root.replace(prior_logits=policies._mask_invalid_actions(  # noqa: SLF001
         root.prior_logits, invalid_actions))
-    rng_key, gumbel_key = jax.random.split(rng_key)
-    gumbel = gumbel_scale * jax.random.gumbel(gumbel_key, root.prior_logits.shape,
-                                              root.prior_logits.dtype)
+    rng_key, gumbel_key = key_lib.split(rng_key)
+    batch, num_actions = root.prior_logits.shape
+    gumbel = gumbel_scale * key_lib.draw(gumbel_key, lambda k, lead: jax.random.gumbel(
+        k, lead + (num_actions,), root.prior_logits.dtype), batch)
 
     def root_select(rows, noise):
         return gumbel_root_selection(rows, noise, gumbel=gumbel, logits=root.prior_logits,

@@ -90,6 +90,7 @@ import mctx
 
 from jaxgames.core import Env, State
 from jaxgames.search import batched_mctx
+from jaxgames.search import keys as key_lib
 
 Array = jax.Array
 ApplyFn = Callable[[Any, Any], tuple[Array, Array]]
@@ -121,7 +122,7 @@ def _evaluate(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Arra
     logits = mask_logits(logits.astype(jnp.float32), states.legal_action_mask)
     value = value.astype(jnp.float32)
     if not _is_zero(lam):
-        returns = jax.vmap(env.playout_returns)(states, jax.random.split(key, batch))
+        returns = jax.vmap(env.playout_returns)(states, key_lib.game_keys(key, batch))
         mover = jnp.clip(states.current_player, 0, env.num_players - 1)
         z = jnp.take_along_axis(returns, mover[:, None], axis=1)[:, 0]
         value = (1.0 - lam) * value + lam * z
@@ -158,10 +159,10 @@ def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float | Array = 0.0):
         return mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
 
     def recurrent_fn(params: Any, key: Array, action: Array, states: State):
-        step_key, eval_key = jax.random.split(key)
+        step_key, eval_key = key_lib.split(key)
         batch = action.shape[0]
         mover = states.current_player
-        new = jax.vmap(env.step)(states, action.astype(jnp.int32), jax.random.split(step_key, batch))
+        new = jax.vmap(env.step)(states, action.astype(jnp.int32), key_lib.game_keys(step_key, batch))
         safe_mover = jnp.clip(mover, 0, env.num_players - 1)
         reward = jnp.take_along_axis(new.rewards, safe_mover[:, None], axis=1)[:, 0]
         logits, value = _evaluate(env, apply_fn, params, new, eval_key, lam)
@@ -192,8 +193,8 @@ def source_action_selection(rows: batched_mctx.Rows, noise: Array, *, eta: float
 def _dirichlet(key: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
     """Root prior mixed with Dirichlet noise (AlphaZero), illegal actions masked again."""
     probs = jax.nn.softmax(logits)
-    noise = jax.random.dirichlet(key, jnp.full(logits.shape[-1], alpha, jnp.float32),
-                                 shape=logits.shape[:1])
+    noise = key_lib.draw(key, lambda k, lead: jax.random.dirichlet(
+        k, jnp.full(logits.shape[-1], alpha, jnp.float32), shape=lead), logits.shape[0])
     noisy = (1.0 - fraction) * probs + fraction * noise
     return mask_logits(jnp.log(jnp.maximum(noisy, jnp.finfo(jnp.float32).tiny)), legal)
 
@@ -204,7 +205,7 @@ def _sample_visits(key: Array, visit_probs: Array, legal: Array, temperature: fl
     logits = jnp.where(legal, logits, -jnp.inf)
     logits = logits - jnp.max(logits, axis=-1, keepdims=True)
     logits = logits / jnp.maximum(jnp.finfo(jnp.float32).tiny, temperature)
-    return jax.random.categorical(key, logits).astype(jnp.int32)
+    return key_lib.categorical(key, logits).astype(jnp.int32)
 
 
 # -- the search -------------------------------------------------------------------------------
@@ -217,6 +218,10 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
            pb_c_base: float = 19652.0, max_num_considered_actions: int = 16,
            gumbel_scale: float = 1.0, max_depth: int | None = None) -> mctx.PolicyOutput:
     """Search a batch of states (every leaf ``[B, ...]``): an ``mctx.PolicyOutput``.
+
+    ``key``: one key for the batch (mctx's way), or ``[B]`` keys, one per game: each game's
+    search then depends on its own key alone, whatever other games share its batch or device
+    (``jaxgames.search.keys``).
 
     kind:
       ``"muzero"``: ``mctx.muzero_policy`` (AlphaZero's PUCT, ``pb_c_init``/``pb_c_base``),
@@ -240,7 +245,7 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
     if num_simulations < 1:
         raise ValueError(f"num_simulations must be >= 1, got {num_simulations}")
     root_fn, recurrent_fn = make_fns(env, apply_fn, lam=lam)
-    root_key, noise_key, search_key, act_key = jax.random.split(key, 4)
+    root_key, noise_key, search_key, act_key = key_lib.split(key, 4)
     root = root_fn(params, root_key, states)
     legal = states.legal_action_mask
     invalid = ~legal

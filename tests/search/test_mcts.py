@@ -279,6 +279,37 @@ def test_self_play_noise_and_sampling(kind):
     assert len(sampled) > len(boards)   # not always the same move
 
 
+@pytest.mark.parametrize("kind", mcts.KINDS)
+def test_per_game_keys_make_a_search_independent_of_its_batch(kind):
+    """With one key per game (what the AlphaZero learner passes, so that its games play the
+    same on any number of devices) each game's search, root noise, playouts and sampled action
+    included, depends on its own state and key alone: reordering the batch or cutting it
+    reorders or cuts the results."""
+    boards = _test_positions(seed=4)
+    states = stack([state_of(b) for b in boards])
+    keys = jax.random.split(jax.random.key(7), len(boards))
+    noisy = {"source": dict(lam=0.5, dirichlet_fraction=0.5), "muzero": dict(dirichlet_fraction=0.5),
+             "gumbel": dict(gumbel_scale=1.0)}[kind]
+    run = _jit(lambda s, k: mcts.search(HEX3, oracle, P(), s, k, num_simulations=16, kind=kind, **noisy))
+
+    def results(order):
+        take = lambda x: x[np.asarray(order)]  # noqa: E731
+        out = run(jax.tree_util.tree_map(take, states), take(keys))
+        return (np.asarray(out.action), np.asarray(out.action_weights),
+                np.asarray(out.search_tree.summary().visit_counts))
+
+    everything = results(range(len(boards)))
+    backwards = results(range(len(boards))[::-1])
+    half = results(range(0, len(boards), 2))
+    for got, want in zip(backwards, everything):
+        np.testing.assert_array_equal(got[::-1], want)
+    for got, want in zip(half, everything):
+        np.testing.assert_array_equal(got, want[::2])
+    # and the keys matter: other keys give other searches somewhere in the batch
+    other = run(states, jax.random.split(jax.random.key(8), len(boards)))
+    assert not np.array_equal(np.asarray(other.action_weights), everything[1])
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="kind"):
         mcts.search(HEX3, oracle, P(), stack([state_of(FORCED)]), jax.random.key(0), num_simulations=4,

@@ -49,7 +49,8 @@ class Out:  # the fields of mctx.PolicyOutput the learner reads
 def one_ply(params, states, key):
     logits, _ = APPLY(params, states.observation)
     logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
-    return Out(jax.random.categorical(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
+    # the learner hands a search one key per game
+    return Out(jax.vmap(jax.random.categorical)(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
 
 
 CFG = az.AZConfig(max_moves=N * N, games_per_update=8, sgd_steps=4, batch_size=16,

@@ -16,13 +16,14 @@ from train.common.driver import (
 from train.common.errors import UserError, exit_on_user_error
 from train.common.distributed import (PEER_LOST_STATUS, DistributedError, init_distributed,
                                       is_multiprocess, is_primary, to_host)
-from train.common.mesh import batch_mesh, check_divisible, replicate, shard_batch, to_global
+from train.common.mesh import (batch_mesh, check_divisible, one_cpu_device_per_core, replicate, shard_batch,
+                               to_global)
 from train.common.rundir import RunDir, RunDirError, markdown_table
 
 __all__ = [
     "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DistributedError",
     "DivergenceError", "DriverResult", "PEER_LOST_STATUS", "RunConfig", "RunDir", "RunDirError",
-    "Schedule", "UserError", "batch_mesh", "check_divisible", "exit_on_user_error",
+    "Schedule", "UserError", "batch_mesh", "check_divisible", "exit_on_user_error", "one_cpu_device_per_core",
     "init_distributed", "is_multiprocess", "is_primary", "make_chunk", "markdown_table", "parse",
     "replicate", "run", "shard_batch", "to_global", "to_host",
 ]
