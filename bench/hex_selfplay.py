@@ -68,11 +68,12 @@ def depth_of(tree) -> float:
 
 def network_loop(net, sims: int):
     """``f(params, obs)``: ``sims`` evaluations of the batch in one jitted loop (each input
-    depends on the last output, so XLA cannot hoist the network out of the loop)."""
+    depends on the last output, so XLA cannot hoist the network out of the loop; every output
+    is summed, so XLA cannot drop a head or part of the batch either: a search uses both)."""
     def run(params, obs):
         def body(_, acc):
-            _, value = net.apply(params, jnp.where(acc > 1e30, ~obs, obs))
-            return acc + value[0]
+            logits, value = net.apply(params, jnp.where(acc > 1e30, ~obs, obs))
+            return acc + value.sum() + logits.sum()
         return jax.lax.fori_loop(0, sims, body, jnp.float32(0.0))[None]
     return run
 

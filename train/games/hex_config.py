@@ -105,7 +105,7 @@ PRESETS = {
     # since phase 1's UCT labels cost more than they bring at this budget; Gumbel search, which
     # improves the policy with few simulations
     "quick": Config(phase1="none", search="gumbel", games_per_update=128, updates_per_round=16,
-                    rounds=12, sgd_steps=256, buffer_size=50_000, eval_simulations=128,
+                    rounds=24, sgd_steps=256, buffer_size=50_000, eval_simulations=128,
                     eval_games=20, lr_decay=True),
     # the source's board, phase 1 and ten rounds; the agent searches with 200 simulations
     # against UCT with 1,000 (sized from the quick preset's measured speed, not yet run here)
