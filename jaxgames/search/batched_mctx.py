@@ -442,15 +442,12 @@ def muzero_policy(params: Any, rng_key: Array, root: mctx.RootFnOutput, recurren
     """``mctx.muzero_policy`` (its default qtransform) on :func:`search`; ``mask_children``:
     see :func:`puct_selection`."""
     rng_key, dirichlet_key, search_key = key_lib.split(rng_key, 3)
+    # mctx's ``_add_dirichlet_noise`` (the same draw from one key), or each game's from its own
     probs = jax.nn.softmax(root.prior_logits)
-    if key_lib.per_game(rng_key):  # mctx's mix, each game's noise from its own key
-        batch, num_actions = probs.shape
-        noise = key_lib.draw(dirichlet_key, lambda k, lead: jax.random.dirichlet(
-            k, jnp.full([num_actions], dirichlet_alpha), shape=lead), batch)
-        noisy = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise
-    else:
-        noisy = policies._add_dirichlet_noise(  # noqa: SLF001 - mctx's own noise, for equal outputs
-            dirichlet_key, probs, dirichlet_fraction=dirichlet_fraction, dirichlet_alpha=dirichlet_alpha)
+    batch, num_actions = probs.shape
+    noise = key_lib.draw(dirichlet_key, lambda k, lead: jax.random.dirichlet(
+        k, jnp.full([num_actions], dirichlet_alpha), shape=lead), batch)
+    noisy = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise
     root = root.replace(prior_logits=policies._mask_invalid_actions(  # noqa: SLF001
         policies._get_logits_from_probs(noisy), invalid_actions))  # noqa: SLF001
 

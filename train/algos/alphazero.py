@@ -81,7 +81,7 @@ from train.common.mesh import BATCH, batch_mesh, shard_batch
 __all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "paired_apply",
            "reverse_cells", "uct_labeller", "win_rate_distribution"]
 
-# search(params, states [B], key) -> out with .action [B], .action_weights [B, A]
+# search(params, states [B], keys [B]) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
 # labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game)
 Labeller = Callable[[Any, jax.Array], jax.Array]
@@ -246,11 +246,11 @@ def paired_apply(apply_fn):
 
 def on_devices(play):
     """``play(shared, games, key) -> (rows [T, G], valid [T, G], returns [G, 2], ended [G],
-    extra [1])`` (``games``: leaves ``[G, ...]``) run with the games split over the mesh's devices, each device
-    playing its share on its own (``shard_map``): a search's many small operations then run on
-    every core at once, where XLA's automatic partitioning of the batched search ran them on
-    one (measured: one self-play update of the full Hex preset took 33 s on 2 CPU devices that
-    way, 21.5 s on one). One device: ``play`` itself."""
+    extra [1])`` (``games``: leaves ``[G, ...]``) with the games split over the mesh's devices,
+    each device playing its share on its own (``shard_map``): a search's many small operations
+    then run on every core at once. XLA's automatic partitioning of the batched search ran them
+    one device at a time: one self-play update of the full Hex preset took 33 s on 2 CPU devices
+    that way, 21.5 s on one device and 15 s split here. One device: ``play`` itself."""
     mesh = batch_mesh()
     if mesh.size == 1:
         return play
@@ -271,7 +271,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
 
     Args:
       net: ``(init_fn, apply_fn)`` (e.g. ``network.make(n)[1:]``).
-      search: self-play search, ``search(params, states [B], key)`` (see the module doc).
+      search: self-play search, ``search(params, states [B], keys [B])`` (see the module doc).
       symmetry: ``symmetry(obs, action_vector) -> (obs, action_vector)`` for augmentation
         (e.g. :func:`reverse_cells`); None: no augmentation.
       labeller: phase-1 policy labels ``labeller(states [B], keys [B]) -> [B, A]``; default plain
@@ -285,7 +285,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
     if env.num_players != 2:
         raise ValueError(f"AlphaZero here is for two-player games; {env.id} has {env.num_players}")
     init_fn, apply_fn = net[0], net[1]
-    G, H, T, A = cfg.games_per_update, cfg.games_per_update // 2, cfg.max_moves, env.num_actions
+    G, T, A = cfg.games_per_update, cfg.max_moves, env.num_actions
     step_size = cfg.learning_rate
     if cfg.decay_updates:
         step_size = optax.cosine_decay_schedule(cfg.learning_rate, cfg.decay_updates * cfg.sgd_steps,
