@@ -104,11 +104,11 @@ PRESETS = {
     # 7x7 on a 2-core CPU within 15 minutes (measured in docs/hex_training.md): from scratch,
     # since phase 1's UCT labels cost more than they bring at this budget; Gumbel search, which
     # improves the policy with few simulations
-    "quick": Config(phase1="none", search="gumbel", games_per_update=128, updates_per_round=16,
-                    rounds=24, sgd_steps=256, buffer_size=50_000, eval_simulations=128,
-                    eval_games=20, lr_decay=True),
+    "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
+                    updates_per_round=16, rounds=16, sgd_steps=256, buffer_size=50_000,
+                    eval_simulations=128, eval_games=20, lr_decay=True),
     # the source's board, phase 1 and ten rounds; the agent searches with 200 simulations
-    # against UCT with 1,000 (sized from the quick preset's measured speed, not yet run here)
+    # against UCT with 1,000 (about 55 min here; short of its 80% bar, docs/hex_training.md)
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
