@@ -40,9 +40,9 @@ import os
 # One XLA CPU device per core, set before JAX starts (as bench/hex_uct.py): XLA's own
 # intra-op threads split each small operation of a step over the cores, which costs more than
 # it gains; one device per core runs each share of the games on its own core.
-if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={os.cpu_count()}").strip()
+from train.common.mesh import one_cpu_device_per_core  # noqa: E402
+
+one_cpu_device_per_core()
 
 import argparse  # noqa: E402
 import importlib.metadata  # noqa: E402

@@ -34,14 +34,12 @@ measures a trained network's trees instead.
 
 from __future__ import annotations
 
-import os
-
 # One XLA CPU device per core, set before JAX starts (as bench/hex_uct.py): each case is also
 # timed with its games split over them. A single-device computation still gets every core
 # through XLA's intra-op threads, so the one-device rows are unchanged by this.
-if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={os.cpu_count()}").strip()
+from train.common.mesh import one_cpu_device_per_core  # noqa: E402
+
+one_cpu_device_per_core()
 
 import argparse  # noqa: E402
 import time  # noqa: E402

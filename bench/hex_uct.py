@@ -29,9 +29,9 @@ from __future__ import annotations
 import os
 
 # One XLA CPU device per core, set before JAX starts (see above).
-if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={os.cpu_count()}").strip()
+from train.common.mesh import one_cpu_device_per_core  # noqa: E402
+
+one_cpu_device_per_core()
 
 import argparse  # noqa: E402
 import importlib.metadata  # noqa: E402
