@@ -191,7 +191,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             played[me, 0] += len(res.returns)
             played[0, me] += len(res.returns)
             if pool_arena is not None:
-                for slot in range(int(pool_host.size)):
+                slots = sorted(range(int(pool_host.size)), key=lambda s: -int(pool_host.ids[s]))
+                for slot in slots[:config.elo_opponents or None]:
                     other = int(pool_host.ids[slot]) + 1
                     r = pool_arena(to_host([az_carry.params, pool_lib.get(az_carry.pool, slot)]),
                                    jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
@@ -314,7 +315,8 @@ def report(config, summary, rows, ratings) -> str:
         f"simulations per move) against a model drawn from the pool. After every round the "
         f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
         f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
-        f"Elo list also counts {config.elo_games} games against each pool model (UCT = 0). "
+        f"Elo list also counts {config.elo_games} games against each pool model "
+        f"{'' if not config.elo_opponents else f'of the {config.elo_opponents} most recent '}(UCT = 0). "
         f"Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
         f"Final win rate against UCT over {summary['eval_games']} games: "
         f"**{summary['win_rate_vs_uct']:.0%}** (95% interval {summary['win_rate_vs_uct_low']:.0%} "

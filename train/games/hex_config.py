@@ -68,7 +68,10 @@ class Config(RunConfig):
     """Games against UCT at the end, half as Black: the summary's win rate (0: the last
     round's evaluation)."""
     elo_games: int = 4
-    """Games of the newest model against each pool model after every round (0 = none)."""
+    """Games of the newest model against each pool model it meets after every round (0 = none)."""
+    elo_opponents: int = 0
+    """Pool models the newest meets after every round, the most recent first (0: all of them;
+    each meeting is one arena call, so a long run's rounds grow with its pool unless capped)."""
     sgf_games: int = 4
     """Final games against UCT saved as SGF (0 = none)."""
 
@@ -87,6 +90,8 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.elo_opponents < 0:
+            raise ValueError(f"elo_opponents must be >= 0, got {self.elo_opponents}")
         if self.eval_simulations < 0:
             raise ValueError(f"eval_simulations must be >= 0, got {self.eval_simulations}")
         for name in ("elo_games", "sgf_games", "final_eval_games"):
@@ -107,10 +112,11 @@ PRESETS = {
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
                     updates_per_round=16, rounds=16, sgd_steps=256, buffer_size=50_000,
                     eval_simulations=128, eval_games=20, lr_decay=True),
-    # the source's board, phase 1 and ten rounds; the agent searches with 200 simulations
-    # against UCT with 1,000 (about 55 min here; short of its 80% bar, docs/hex_training.md)
+    # the source's board and phase 1, then 18 rounds (the source: ten) to fill the 2-hour budget
+    # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000
+    # (docs/hex_training.md); the Elo games meet the two newest pool models, a constant cost
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
-                   elo_games=8, lr_decay=True),
+                   elo_games=8, elo_opponents=2, rounds=18, lr_decay=True),
 }
