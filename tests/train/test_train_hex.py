@@ -7,6 +7,7 @@ import pytest
 
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
+from train.games.hex import elo_opponent_slots
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -62,6 +63,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--games-per-update", "3"], "games_per_update"),
     (["--learning-rate", "nan"], "learning_rate"),
     (["--simulationz", "4"], "simulationz"),
+    (["--elo-opponents", "-1"], "elo_opponents"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
@@ -76,3 +78,11 @@ def test_resume_without_a_run_is_one_line(tmp_path, capsys):
         hex_train.main(TINY + ["--runs-dir", str(tmp_path), "--resume"])
     err = capsys.readouterr().err.strip()
     assert e.value.code == 2 and "no run" in err and len(err.splitlines()) == 1
+
+
+def test_elo_meets_the_most_recent_pool_models():
+    # a full ring buffer of capacity 4 after six models: slot 1 holds generation 5, the newest
+    ids = [4, 5, 2, 3]
+    assert elo_opponent_slots(ids, 4, 2) == [1, 0]
+    assert elo_opponent_slots(ids, 4, 0) == [1, 0, 3, 2]
+    assert elo_opponent_slots([0, 1, -1, -1], 2, 5) == [1, 0]   # fewer than the cap

@@ -191,8 +191,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             played[me, 0] += len(res.returns)
             played[0, me] += len(res.returns)
             if pool_arena is not None:
-                slots = sorted(range(int(pool_host.size)), key=lambda s: -int(pool_host.ids[s]))
-                for slot in slots[:config.elo_opponents or None]:
+                for slot in elo_opponent_slots(pool_host.ids, int(pool_host.size), config.elo_opponents):
                     other = int(pool_host.ids[slot]) + 1
                     r = pool_arena(to_host([az_carry.params, pool_lib.get(az_carry.pool, slot)]),
                                    jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
@@ -265,6 +264,13 @@ def write_sgf(folder, actions, config) -> None:
         black, white = ("agent", "uct") if i < config.sgf_games // 2 else ("uct", "agent")
         text = to_sgf([int(a) for a in moves if a >= 0], config.board_size, {"PB": black, "PW": white})
         (folder / f"game{i + 1}.sgf").write_text(text + "\n")
+
+
+def elo_opponent_slots(ids, size: int, cap: int) -> list[int]:
+    """The pool slots the newest model meets for the Elo list: the ``cap`` most recent models
+    (all ``size`` filled slots when ``cap`` is 0), newest first. ``ids``: the pool's generations."""
+    slots = sorted(range(size), key=lambda s: -int(ids[s]))
+    return slots[:cap or None]
 
 
 def elo_list(points: np.ndarray, played: np.ndarray) -> dict:
