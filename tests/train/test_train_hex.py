@@ -64,6 +64,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--learning-rate", "nan"], "learning_rate"),
     (["--simulationz", "4"], "simulationz"),
     (["--elo-opponents", "-1"], "elo_opponents"),
+    (["--pool-size", "-2"], "pool_size"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
@@ -86,3 +87,10 @@ def test_elo_meets_the_most_recent_pool_models():
     assert elo_opponent_slots(ids, 4, 2) == [1, 0]
     assert elo_opponent_slots(ids, 4, 0) == [1, 0, 3, 2]
     assert elo_opponent_slots([0, 1, -1, -1], 2, 5) == [1, 0]   # fewer than the cap
+
+
+def test_pool_size_keeps_the_most_recent_models():
+    _, cfg = hex_train.parse(hex_train.PRESETS, ["--rounds", "6", "--pool-size", "3"])
+    assert hex_train.lib.az_config(cfg).pool_capacity == 3
+    _, every = hex_train.parse(hex_train.PRESETS, ["--rounds", "6", "--phase1", "none"])
+    assert hex_train.lib.az_config(every).pool_capacity == 7    # the first network and six rounds

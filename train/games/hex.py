@@ -43,12 +43,13 @@ def az_config(config) -> az.AZConfig:
         learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
         decay_updates=num_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
-        pool_capacity=num_models(config), sample_moves=config.sample_moves)
+        pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
+        sample_moves=config.sample_moves)
 
 
 def num_models(config) -> int:
     """Models the pool receives: one per round (phase 1's too), plus the initial network
-    when there is no phase 1."""
+    when there is no phase 1 (it keeps the ``pool_size`` most recent; the Elo list counts all)."""
     phase1 = config.phase1_rounds if config.phase1 == "uct" else 0
     return phase1 + config.rounds + (0 if config.phase1 == "uct" else 1)
 

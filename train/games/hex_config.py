@@ -44,6 +44,9 @@ class Config(RunConfig):
     dirichlet_alpha: float = 0.3
     sample_moves: int = 8
     """Self-play moves played by sampling the search's action; later moves play its best."""
+    pool_size: int = 0
+    """Past models kept as self-play opponents, the most recent (0: every one, the source's
+    pool; a smaller pool keeps the opponents near the newest model's strength)."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
@@ -90,6 +93,8 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.pool_size < 0:
+            raise ValueError(f"pool_size must be >= 0, got {self.pool_size}")
         if self.elo_opponents < 0:
             raise ValueError(f"elo_opponents must be >= 0, got {self.elo_opponents}")
         if self.eval_simulations < 0:
