@@ -17,6 +17,7 @@ The Hex pipeline: ``test_distributed_hex.py`` (2 x 2 = 1 x 4 = 1 x 1, without th
 ``python -m bench.distributed`` adds its kill and ``--resume``.
 """
 
+import io
 import json
 import os
 import pathlib
@@ -31,7 +32,7 @@ import jax
 import pytest
 
 from train import launch, ten_half
-from train.common import distributed
+from train.common import distributed, launcher
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--episodes", "40000", "--episodes-per-update", "2000", "--arena-games", "500",
@@ -282,3 +283,12 @@ def test_bad_settings_fail_with_one_line(monkeypatch):
     with pytest.raises(distributed.DistributedError, match="used JAX before joining"):
         distributed.init_distributed()
     assert not distributed.is_multiprocess() and distributed.is_primary()
+
+
+def test_forwarded_output_drops_gloos_greeting_even_split_in_two(capfdbinary):
+    child = io.BytesIO(b"[Gloo] Rank 1 is connected to 3 peer ranks. Expected number of connected peer ranks is : 3\n"
+                       b"[Gloo] Rank 1 is connected to 3 peer ranks. \n"
+                       b"Expected number of connected peer ranks is : 3\n"
+                       b"loss 0.25\n")
+    launcher._pump(child, sys.stdout, "[process 1] ")
+    assert capfdbinary.readouterr().out == b"[process 1] loss 0.25\n"

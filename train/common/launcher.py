@@ -21,8 +21,9 @@ from train.common.distributed import COORDINATOR_ENV, NUM_PROCESSES_ENV, PROCESS
 
 PROG = "python -m train.launch"
 _DEVICE_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
-# gloo's greeting on every process: noise in a forwarded stream
-_CHATTER = re.compile(rb"is connected to \d+ peer ranks")
+# gloo's greeting on every process: noise in a forwarded stream. Its threads can write the
+# greeting's two sentences as separate lines, so either one marks it.
+_CHATTER = re.compile(rb"is connected to \d+ peer ranks|Expected number of connected peer ranks is")
 
 
 def free_port() -> int:
