@@ -119,7 +119,8 @@ PRESETS = {
                     eval_simulations=128, eval_games=20, lr_decay=True),
     # the source's board and phase 1, then 18 rounds (the source: ten) to fill the 2-hour budget
     # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000
-    # (1 h 51 min here; 21% against UCT-1,000, short of the 80% bar: docs/hex_training.md);
+    # (1 h 51 min here; 21% against UCT-1,000, 71% at its best round: short of the 80% bar,
+    # docs/hex_training.md);
     # the Elo games meet the two newest pool models, a constant cost per round
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
