@@ -285,10 +285,11 @@ def test_bad_settings_fail_with_one_line(monkeypatch):
     assert not distributed.is_multiprocess() and distributed.is_primary()
 
 
-def test_forwarded_output_drops_gloos_greeting_even_split_in_two(capfdbinary):
+def test_forwarded_output_drops_gloos_greeting_even_split_apart(capfdbinary):
     child = io.BytesIO(b"[Gloo] Rank 1 is connected to 3 peer ranks. Expected number of connected peer ranks is : 3\n"
                        b"[Gloo] Rank 1 is connected to 3 peer ranks. \n"
                        b"Expected number of connected peer ranks is : 3\n"
+                       b"\n"
                        b"loss 0.25\n")
     launcher._pump(child, sys.stdout, "[process 1] ")
     assert capfdbinary.readouterr().out == b"[process 1] loss 0.25\n"

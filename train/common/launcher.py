@@ -22,7 +22,8 @@ from train.common.distributed import COORDINATOR_ENV, NUM_PROCESSES_ENV, PROCESS
 PROG = "python -m train.launch"
 _DEVICE_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
 # gloo's greeting on every process: noise in a forwarded stream. Its threads can write the
-# greeting's two sentences as separate lines, so either one marks it.
+# greeting's two sentences and its newline apart, so either sentence marks it and a blank
+# line (a stray newline) is dropped too.
 _CHATTER = re.compile(rb"is connected to \d+ peer ranks|Expected number of connected peer ranks is")
 
 
@@ -166,10 +167,11 @@ def _say(message: str) -> None:
 
 
 def _pump(src, dst, prefix: str) -> None:
-    """Copy lines of a child's stream to ours, each with ``prefix``."""
+    """Copy lines of a child's stream to ours, each with ``prefix`` (blank lines and gloo's
+    greeting left out)."""
     out = dst.buffer
     for line in iter(src.readline, b""):
-        if _CHATTER.search(line):
+        if not line.strip() or _CHATTER.search(line):
             continue
         out.write(prefix.encode() + line)
         out.flush()
