@@ -93,12 +93,9 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.pool_size < 0:
-            raise ValueError(f"pool_size must be >= 0, got {self.pool_size}")
-        if self.elo_opponents < 0:
-            raise ValueError(f"elo_opponents must be >= 0, got {self.elo_opponents}")
-        if self.eval_simulations < 0:
-            raise ValueError(f"eval_simulations must be >= 0, got {self.eval_simulations}")
+        for name in ("pool_size", "elo_opponents", "eval_simulations"):   # 0: the default's meaning
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("elo_games", "sgf_games", "final_eval_games"):
             if getattr(self, name) < 0 or getattr(self, name) % 2:
                 raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
