@@ -35,6 +35,15 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     rows = read_rows(run)
     assert [(r["round"], r["phase"]) for r in rows] == [(0, 1), (1, 2)]
     assert all(r["misrouted"] == 0 for r in rows)
+    # the best model (best/, the one load_agent takes) is the first round at the highest rate;
+    # it gets the final evaluation too, over the same games as the last model when it is that one
+    rates = [r["win_rate_vs_uct"] for r in rows]
+    assert saved["best_model_round"] == rows[rates.index(max(rates))]["round"]
+    assert 0.0 <= saved["best_model_win_rate_vs_uct"] <= 1.0
+    assert saved["best_model_win_rate_vs_uct"] * 6 == pytest.approx(round(saved["best_model_win_rate_vs_uct"] * 6))
+    if saved["best_model_round"] == rows[-1]["round"]:
+        assert saved["best_model_win_rate_vs_uct"] == saved["win_rate_vs_uct"]
+    assert "best model (round" in (run / "report.md").read_text()
     assert [r["generation"] for r in rows] == [0, 1]
     for png in ("win_rate.png", "losses.png", "elo.png"):
         assert (run / "plots" / png).stat().st_size > 5_000

@@ -221,15 +221,25 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                             units_per_update=units,
                             show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  "
                                            f"vs UCT {s['vs_uct']:.0%}"))
+        finished = result.step >= num_rounds(config) * config.updates_per_round
+        best_step = best.latest_step()
+        # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
+        # best against UCT): it gets the same final evaluation as the last model
+        best_params = (best.restore(result.carry["az"].params, train_key, step=best_step)[1]
+                       if finished and best_step not in (None, result.step) else None)
         latest.close()
         best.close()
-        if result.step < num_rounds(config) * config.updates_per_round:
+        if not finished:
             return {}
         rows = rundir.metrics()
         last = rows[-1]
         params = to_host(result.carry["az"].params)
-        final = versus_uct(final_arena([params, None],
-                                       jax.random.fold_in(eval_key, 2**31 - 2)))
+        final_key = jax.random.fold_in(eval_key, 2**31 - 2)
+        final = versus_uct(final_arena([params, None], final_key))
+        best_model = final if best_params is None else versus_uct(
+            final_arena([to_host(best_params), None], final_key))
+        best_round = (last["round"] if best_step is None
+                      else best_step // config.updates_per_round - phase1_rounds)
         ratings = elo_list(*to_host((result.carry["points"], result.carry["played"])))
         if config.sgf_games:
             actions = to_host(recorder([params, None],
@@ -248,6 +258,9 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "phase1_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 1),
             "final_elo": ratings.get(last["generation"]),
             "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
+            "best_model_round": best_round,
+            "best_model_win_rate_vs_uct": best_model["win_rate_vs_uct"],
+            "best_model_win_rate_vs_uct_ci95": best_model["win_rate_vs_uct_ci95"],
             "seconds": time.time() - start,
         }
         if rundir.writes:
@@ -329,6 +342,10 @@ def report(config, summary, rows, ratings) -> str:
         f"**{summary['win_rate_vs_uct']:.0%}** (95% interval {summary['win_rate_vs_uct_low']:.0%} "
         f"to {summary['win_rate_vs_uct_high']:.0%}; {summary['win_rate_as_black']:.0%} as Black, "
         f"{summary['win_rate_as_white']:.0%} as White). "
+        f"The run's best model (round {summary['best_model_round']}, the best against UCT in the "
+        f"rounds' evaluations; kept in `best/`, the agent `jaxgames.hex.play` and `load_agent` "
+        f"take) over the same games: **{summary['best_model_win_rate_vs_uct']:.0%}** "
+        f"(± {summary['best_model_win_rate_vs_uct_ci95']:.0%}). "
         f"The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
         + markdown_table(["round", "phase", "vs UCT", "as Black / White", "Elo", "loss",
                           "value loss", "policy loss"], table)
