@@ -13,7 +13,7 @@ Every process of the 2 x 2 launches records the files it writes through a Python
 (a ``sitecustomize`` on its path), so "only process 0 wrote files" is checked on what the
 processes did, not on what the folder holds.
 
-The Hex pipeline: ``test_distributed_hex.py`` (2 x 2 = 1 x 4 = 1 x 1, without the kill);
+The Hex pipeline: ``test_distributed_hex.py`` (2 x 2 = 1 x 1, without the kill);
 ``python -m bench.distributed`` adds its kill and ``--resume``.
 """
 
