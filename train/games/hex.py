@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import time
 
 import jax
@@ -28,7 +29,8 @@ from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import pool as pool_lib
-from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common import (CheckpointError, Checkpointing, Display, RunDir, Schedule, init_distributed,
+                          is_primary, run, to_host)
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
@@ -225,7 +227,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         best_step = best.latest_step()
         # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
         # best against UCT): it gets the same final evaluation as the last model
-        best_params = (best.restore(result.carry["az"].params, train_key, step=best_step)[1]
+        best_params = (restore_best(best, best_step, result.carry["az"].params, train_key)
                        if finished and best_step not in (None, result.step) else None)
         latest.close()
         best.close()
@@ -236,10 +238,13 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         params = to_host(result.carry["az"].params)
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = versus_uct(final_arena([params, None], final_key))
-        best_model = final if best_params is None else versus_uct(
-            final_arena([to_host(best_params), None], final_key))
-        best_round = (last["round"] if best_step is None
-                      else best_step // config.updates_per_round - phase1_rounds)
+        if best_step in (None, result.step):
+            best_model, best_round = final, last["round"]
+        elif best_params is None:       # best/ unreadable: said on stderr, left out
+            best_model, best_round = {"win_rate_vs_uct": None, "win_rate_vs_uct_ci95": None}, None
+        else:
+            best_model = versus_uct(final_arena([to_host(best_params), None], final_key))
+            best_round = best_step // config.updates_per_round - phase1_rounds
         ratings = elo_list(*to_host((result.carry["points"], result.carry["played"])))
         if config.sgf_games:
             actions = to_host(recorder([params, None],
@@ -268,6 +273,18 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         rundir.write_summary(summary)
         rundir.write_report(report(config, summary, rows, ratings))
     return summary
+
+
+def restore_best(best, step: int, like_params, like_key):
+    """The parameters ``best`` (a best-only :class:`Checkpointer`) saved at ``step``, or None
+    with a warning when they cannot be read: the end of a long run is no place to fail on
+    its side result."""
+    try:
+        return best.restore(like_params, like_key, step=step)[1]
+    except CheckpointError as e:
+        if is_primary():
+            print(f"warning: {e}; the summary leaves the best model out", file=sys.stderr)
+        return None
 
 
 def write_sgf(folder, actions, config) -> None:
@@ -342,11 +359,12 @@ def report(config, summary, rows, ratings) -> str:
         f"**{summary['win_rate_vs_uct']:.0%}** (95% interval {summary['win_rate_vs_uct_low']:.0%} "
         f"to {summary['win_rate_vs_uct_high']:.0%}; {summary['win_rate_as_black']:.0%} as Black, "
         f"{summary['win_rate_as_white']:.0%} as White). "
-        f"The run's best model (round {summary['best_model_round']}, the best against UCT in the "
-        f"rounds' evaluations; kept in `best/`, the agent `jaxgames.hex.play` and `load_agent` "
-        f"take) over the same games: **{summary['best_model_win_rate_vs_uct']:.0%}** "
-        f"(± {summary['best_model_win_rate_vs_uct_ci95']:.0%}). "
-        f"The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
+        + ("" if summary["best_model_round"] is None else
+           f"The run's best model (round {summary['best_model_round']}, the best against UCT in the "
+           f"rounds' evaluations; kept in `best/`, the agent `jaxgames.hex.play` and `load_agent` "
+           f"take) over the same games: **{summary['best_model_win_rate_vs_uct']:.0%}** "
+           f"(± {summary['best_model_win_rate_vs_uct_ci95']:.0%}). ")
+        + "The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
         + markdown_table(["round", "phase", "vs UCT", "as Black / White", "Elo", "loss",
                           "value loss", "policy loss"], table)
         + "\n![win rate](plots/win_rate.png)\n\n![losses](plots/losses.png)\n\n![Elo](plots/elo.png)\n"
