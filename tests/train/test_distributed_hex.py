@@ -113,32 +113,30 @@ def test_every_layout_gives_the_summary_of_one_device(runs):
 def test_every_layout_gives_the_rows_of_one_device(runs):
     one = _rows(runs, "one")
     assert [(r["round"], r["phase"], r["games"]) for r in one] == [(0, 1, 8), (1, 2, 16)]
-    for name in ("multi",):
-        rows = _rows(runs, name)
-        # every value equal but the losses, equal up to the order of a sum
-        same, largest = compare(rows, one)
-        assert same, (name, largest, rows, one)
-        for row, ref in zip(rows, one):
-            assert {k: v for k, v in row.items() if "loss" not in k and k != "l2"} == \
-                   {k: v for k, v in ref.items() if "loss" not in k and k != "l2"}
+    rows = _rows(runs, "multi")
+    # every value equal but the losses, equal up to the order of a sum
+    same, largest = compare(rows, one)
+    assert same, (largest, rows, one)
+    for row, ref in zip(rows, one):
+        assert {k: v for k, v in row.items() if "loss" not in k and k != "l2"} == \
+               {k: v for k, v in ref.items() if "loss" not in k and k != "l2"}
 
 
 def test_every_layout_checkpoints_the_carry_of_one_device(runs):
     one = _last_checkpoint(runs, "one")
     paths, one_leaves = zip(*jax.tree_util.tree_flatten_with_path(one)[0])
     assert one["carry"]["az"]["step"] == 2 and one["carry"]["az"]["pool"]["size"] == 2
-    for name in ("multi",):
-        other = _last_checkpoint(runs, name)
-        assert jax.tree_util.tree_structure(other) == jax.tree_util.tree_structure(one)
-        for path, a, b in zip(paths, one_leaves, jax.tree_util.tree_leaves(other)):
-            where = f"{name} {jax.tree_util.keystr(path)}"
-            assert a.shape == b.shape and a.dtype == b.dtype, where
-            if np.issubdtype(a.dtype, np.floating) and a.size:
-                # parameters, optimizer moments, search policies: up to rounding, measured
-                # against the leaf's own scale (RMSprop's moments are ~1e-9)
-                assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), where
-            else:  # counters, pool ids, boards, legal moves, the key, ...
-                np.testing.assert_array_equal(a, b, err_msg=where)
+    multi = _last_checkpoint(runs, "multi")
+    assert jax.tree_util.tree_structure(multi) == jax.tree_util.tree_structure(one)
+    for path, a, b in zip(paths, one_leaves, jax.tree_util.tree_leaves(multi)):
+        where = jax.tree_util.keystr(path)
+        assert a.shape == b.shape and a.dtype == b.dtype, where
+        if np.issubdtype(a.dtype, np.floating) and a.size:
+            # parameters, optimizer moments, search policies: up to rounding, measured
+            # against the leaf's own scale (RMSprop's moments are ~1e-9)
+            assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max(), where
+        else:  # counters, pool ids, boards, legal moves, the key, ...
+            np.testing.assert_array_equal(a, b, err_msg=where)
 
 
 def test_only_process_zero_writes_files(runs):

@@ -225,10 +225,11 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                                            f"vs UCT {s['vs_uct']:.0%}"))
         finished = result.step >= num_rounds(config) * config.updates_per_round
         best_step = best.latest_step()
+        best_is_last = best_step in (None, result.step)
         # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
         # best against UCT): it gets the same final evaluation as the last model
         best_params = (restore_best(best, best_step, result.carry["az"].params, train_key)
-                       if finished and best_step not in (None, result.step) else None)
+                       if finished and not best_is_last else None)
         latest.close()
         best.close()
         if not finished:
@@ -238,7 +239,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         params = to_host(result.carry["az"].params)
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = versus_uct(final_arena([params, None], final_key))
-        if best_step in (None, result.step):
+        if best_is_last:
             best_model, best_round = final, last["round"]
         elif best_params is None:       # best/ unreadable: said on stderr, left out
             best_model, best_round = {"win_rate_vs_uct": None, "win_rate_vs_uct_ci95": None}, None
