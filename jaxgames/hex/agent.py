@@ -10,10 +10,11 @@ What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rund
   or source), ``simulations`` and ``eval_simulations`` (0: as ``simulations``); the agent
   searches with ``eval_simulations`` (what the run's evaluation against UCT used) unless
   ``simulations=`` is given;
-- the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT; the
-  pytree saved there is the parameters only), or, when ``best/`` holds none (a run stopped
-  before its first evaluation was saved), the newest ``checkpoints/<step>/`` (the whole
-  training carry, of which only the network's ``params`` are read). Each is an orbax
+- the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT, the
+  latest round of equals; the pytree saved there is the parameters only), or, when ``best/``
+  holds none (a run stopped before its first evaluation was saved), the newest
+  ``checkpoints/<step>/`` (the whole training carry, of which only the network's ``params``
+  are read). Each is an orbax
   checkpoint: ``state/`` (``{"carry": tree, "key": ...}``) and ``meta/`` (JSON with the format
   version, the step and the config). The parameters are restored into the tree of
   ``jaxgames.hex.network.make(board_size, kind=network).init`` (``jax.eval_shape``), so a

@@ -1,5 +1,6 @@
 """The chunked driver: carry-changing hooks and bulky parts resume exactly, divergence stops
-the run with its last good checkpoint, --resume without a checkpoint starts over."""
+the run with its last good checkpoint, --resume without a checkpoint starts over, best/ keeps
+the newest chunk at the highest metric."""
 
 import jax
 import jax.numpy as jnp
@@ -92,3 +93,19 @@ def test_resume_without_a_checkpoint_starts_from_the_beginning(tmp_path, capsys)
     assert "starting from the beginning" in capsys.readouterr().err
     assert resumed.resumed_from is None
     same(resumed.carry, whole.carry)
+
+
+def test_best_keeps_the_newest_chunk_at_the_highest_metric(tmp_path):
+    # chunks end at updates 2, 4, ..., 12; the metric ties at its highest at 4 and 8
+    metric = {2: 0.5, 4: 1.0, 6: 0.25, 8: 1.0, 10: 0.75, 12: 0.5}
+    latest, best = Checkpointer(tmp_path / "ck", keep=10), Checkpointer(tmp_path / "best", keep=1)
+    run(update, fresh(), jax.random.key(0), Schedule(num_updates=12, chunk_size=2),
+        on_chunk=lambda step, *a: {"score": metric[step]},
+        checkpointing=Checkpointing(latest=latest, best=best, best_metric="score",
+                                    params=lambda c: c["w"]))
+    assert best.latest_step() == 8 and best.best_value() == 1.0
+    step, w, _, _ = best.restore(jnp.float32(0), jax.random.key(0))
+    _, carry, _, _ = latest.restore(fresh(), jax.random.key(0), step=8)
+    assert step == 8 and float(w) == float(carry["w"])
+    latest.close()
+    best.close()

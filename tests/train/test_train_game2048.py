@@ -103,8 +103,8 @@ def test_best_checkpoint_is_kept_apart(tmp_path):
     from train.common import Checkpointer
     best = Checkpointer(run / "best")
     rows = [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines()]
-    top = max(rows, key=lambda r: r["eval_avg_score"])
-    # the best step is the first with the highest evaluation, kept even when it is not the last
+    top = max(reversed(rows), key=lambda r: r["eval_avg_score"])
+    # the best step is the last with the highest evaluation, kept even when it is not the last step
     assert best.latest_step() == top["step"]
     assert best.best_value() == top["eval_avg_score"]
     # best/ holds the parameters only (the n-tuple weights), not the training carry

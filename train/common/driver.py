@@ -78,7 +78,9 @@ class Checkpointing:
     latest: Checkpointer | None = None
     config_json: str = "{}"
     resume: bool = False
-    best: Checkpointer | None = None       # keeps params(carry) at the best ``best_metric`` so far
+    # keeps params(carry) at the best ``best_metric`` so far; a later chunk that equals it
+    # replaces it: an evaluation over few games ties often, and the later model trained longer
+    best: Checkpointer | None = None
     best_metric: str | None = None         # a key of what on_chunk returns; higher is better
     params: Callable[[Any], Any] = lambda carry: carry
     bulky: BulkyPart | None = None
@@ -189,7 +191,7 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
                                           or step >= schedule.num_updates):
                 saves += 1
                 _save(ck, step, carry, key, saves)
-                if ck.best is not None and shown and shown[ck.best_metric] > best:
+                if ck.best is not None and shown and shown[ck.best_metric] >= best:
                     best = float(shown[ck.best_metric])
                     ck.best.save(step, ck.params(carry), key, ck.config_json, extra={ck.best_metric: best})
             bar.update(size * display.units_per_update)

@@ -110,10 +110,12 @@ class Config(RunConfig):
 PRESETS = {
     # 7x7 on a 2-core CPU within 15 minutes (measured in docs/hex_training.md): from scratch,
     # since phase 1's UCT labels cost more than they bring at this budget; Gumbel search, which
-    # improves the policy with few simulations
+    # improves the policy with few simulations; 24 rounds, since 16 left some seeds short of
+    # the bar; the agent searches with as many simulations as its UCT opponent; the Elo games
+    # meet the four newest pool models, a constant cost per round
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
-                    updates_per_round=16, rounds=16, sgd_steps=256, buffer_size=50_000,
-                    eval_simulations=128, eval_games=20, lr_decay=True),
+                    updates_per_round=16, rounds=24, sgd_steps=256, buffer_size=50_000,
+                    eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True),
     # the source's board and phase 1, then 18 rounds (the source: ten) to fill the 2-hour budget
     # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000
     # (1 h 51 min here; 21% against UCT-1,000, 71% at its best round: short of the 80% bar,
