@@ -174,8 +174,8 @@ HEX = [
        "you play it. Rules: `docs/rules/hex.md`; the pipeline: `docs/hex_training.md`."),
     code(INSTALL),
     code(RUNS_DIR),
-    md("## Train\nThe `quick` preset: a 7x7 board, 16 self-play rounds from scratch with 64 "
-       "simulations a move (8-10 minutes on a 2-core CPU split into one device per core, as "
+    md("## Train\nThe `quick` preset: a 7x7 board, 24 self-play rounds from scratch with 64 "
+       "simulations a move (13-14 minutes on a 2-core CPU split into one device per core, as "
        "`python -m train.hex` does; in this notebook's one process JAX keeps one CPU device, which "
        "takes longer; less on a GPU runtime). `JAXGAMES_NOTEBOOK_ARGS` adds flags of "
        "`python -m train.hex` (e.g. `--board-size 5 --rounds 3`); `JAXGAMES_HEX_RUN` skips the "
