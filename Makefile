@@ -1,4 +1,4 @@
-# The two commands: `make demo` runs every game's quick preset and prints one summary table;
+# The two commands: `make demo` runs the ten-and-a-half and 2048 quick presets and prints one summary table;
 # `make test` runs the test suite. Both create .venv on first use (needs only python3.11 + make).
 PYTHON ?= python3
 VENV := .venv

@@ -1,4 +1,5 @@
-"""``make demo``: every game's quick preset, then one summary table.
+"""``make demo``: the quick presets of ten-and-a-half and 2048, then one summary table (Hex's
+quick preset, 13-14 minutes on 2 CPU cores, runs on its own: ``python -m train.hex``).
 
 Each game contributes a row builder: ``(game, method, headline figure, reference)``.
 """

@@ -1,4 +1,4 @@
-"""`make demo` end to end with every game's quick preset shrunk to seconds."""
+"""`make demo` end to end with its quick presets (ten-and-a-half, 2048) shrunk to seconds."""
 
 import dataclasses
 
