@@ -208,6 +208,29 @@ def test_spawn_statistics():
     np.testing.assert_array_equal(B.spawn(full, jax.random.PRNGKey(0)), full)
 
 
+def test_spawn_from_words_puts_the_tile_in_the_kth_empty_cell():
+    """Differential against NumPy: the word picks empty cell k = floor(u * n) in reading order
+    (u its top 28 bits over 2**28, n the empty cells), the other word the tile; boards of
+    every fill, full ones included, and words at both ends of the range."""
+    rng = np.random.default_rng(3)
+    n = 5_000
+    boards = (rng.integers(1, 12, (n, 16)) * (rng.random((n, 16)) < rng.random((n, 1)))).astype(np.int8)
+    boards[:50] = rng.integers(1, 12, (50, 16))          # full
+    boards[50:100] = 0                                   # empty
+    words = rng.integers(0, 2**32, (n, 2), dtype=np.uint64).astype(np.uint32)
+    words[::7, 0] = 2**32 - 1                           # the last empty cell
+    words[::11, 0] = 0                                  # the first
+    out = np.asarray(jax.jit(jax.vmap(B.spawn_from_words))(jnp.asarray(boards), jnp.asarray(words[:, 0]),
+                                                           jnp.asarray(words[:, 1])))
+    for board, (w_cell, w_tile), got in zip(boards, words, out):
+        want = board.copy()
+        empties = np.flatnonzero(board == 0)
+        if len(empties):
+            k = (int(w_cell) >> 4) * len(empties) >> 28
+            want[empties[k]] = 1 if w_tile >= 429496730 else 2
+        np.testing.assert_array_equal(got, want)
+
+
 def test_initial_board_statistics():
     n = 20_000
     boards = np.asarray(jax.jit(jax.vmap(B.initial_board))(jax.random.split(jax.random.PRNGKey(1), n)))
