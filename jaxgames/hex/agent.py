@@ -14,11 +14,11 @@ What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rund
   latest round of equals; the pytree saved there is the parameters only), or, when ``best/``
   holds none (a run stopped before its first evaluation was saved), the newest
   ``checkpoints/<step>/`` (the whole training carry, of which only the network's ``params``
-  are read). Each is an orbax
-  checkpoint: ``state/`` (``{"carry": tree, "key": ...}``) and ``meta/`` (JSON with the format
-  version, the step and the config). The parameters are restored into the tree of
-  ``jaxgames.hex.network.make(board_size, kind=network).init`` (``jax.eval_shape``), so a
-  checkpoint that does not fit the network the config describes is refused, not misread.
+  are read). Each is an orbax checkpoint: ``state/`` (``{"carry": tree, "key": ...}``) and
+  ``meta/`` (JSON with the format version, the step and the config). The parameters are
+  restored into the tree of ``jaxgames.hex.network.make(board_size, kind=network).init``
+  (``jax.eval_shape``), so a checkpoint that does not fit the network the config describes is
+  refused, not misread.
 
 The policy is ``jaxgames.search.mcts.mcts_policy`` on the run's network with the run's search
 (no root noise; the most visited move): an arena policy ``policy(params, state, key) ->
