@@ -292,6 +292,21 @@ def step_names(directory):
     return sorted(p.name for p in pathlib.Path(directory).iterdir())
 
 
+def test_restore_or_warn_gives_none_and_one_warning_for_an_unreadable_step(tmp_path, capsys):
+    ck = Checkpointer(tmp_path / "ck", keep=3)
+    save_steps(ck, (1, 2))
+    like = {"w": jnp.zeros(3), "n": jnp.int32(0)}
+    tree = ck.restore_or_warn(like, jax.random.key(0), step=1, consequence="left out")
+    np.testing.assert_array_equal(tree["w"], jnp.arange(3.0))
+    assert capsys.readouterr().err == ""
+    damage(tmp_path / "ck" / "1")
+    assert ck.restore_or_warn(like, jax.random.key(0), step=1, consequence="left out") is None
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and err.rstrip().endswith("; left out") and "Traceback" not in err
+    assert step_names(tmp_path / "ck") == ["1", "2"]  # nothing moved aside: exactly that step
+    ck.close()
+
+
 def test_damaged_newest_checkpoint_falls_back_and_is_kept_aside(tmp_path, capsys):
     ck = Checkpointer(tmp_path / "ck", keep=3)
     save_steps(ck, (1, 2, 3, 4))

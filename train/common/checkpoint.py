@@ -169,6 +169,18 @@ class Checkpointer:
             f"{failures[0][1]}); start another --run-name, or move the step folders aside to "
             f"start this run again from the beginning with --resume")
 
+    def restore_or_warn(self, like_tree: Any, like_key: jax.Array, *, step: int,
+                        consequence: str) -> Any | None:
+        """The tree saved at exactly ``step``, or None when it cannot be read, said in one
+        warning that ends with ``consequence`` (what the caller does without it): for side
+        results, such as the best model's evaluation at the end of a long run, which should not
+        fail the run."""
+        try:
+            return self.restore(like_tree, like_key, step=step)[1]
+        except CheckpointError as e:
+            _warn(f"{e}; {consequence}")
+            return None
+
     def _restore_step(self, step: int, abstract: Any) -> tuple[int, Any, jax.Array, dict]:
         where = self._step_dir(step)
         try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 import time
 
 import jax
@@ -29,8 +28,7 @@ from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import pool as pool_lib
-from train.common import (CheckpointError, Checkpointing, Display, RunDir, Schedule, init_distributed,
-                          is_primary, run, to_host)
+from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
@@ -228,7 +226,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         best_is_last = best_step in (None, result.step)
         # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
         # best against UCT): it gets the same final evaluation as the last model
-        best_params = (restore_best(best, best_step, result.carry["az"].params, train_key)
+        best_params = (best.restore_or_warn(result.carry["az"].params, train_key, step=best_step,
+                                            consequence="the summary leaves the best model out")
                        if finished and not best_is_last else None)
         latest.close()
         best.close()
@@ -274,18 +273,6 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         rundir.write_summary(summary)
         rundir.write_report(report(config, summary, rows, ratings))
     return summary
-
-
-def restore_best(best, step: int, like_params, like_key):
-    """The parameters ``best`` (a best-only :class:`Checkpointer`) saved at ``step``, or None
-    with a warning when they cannot be read: the end of a long run is no place to fail on
-    its side result."""
-    try:
-        return best.restore(like_params, like_key, step=step)[1]
-    except CheckpointError as e:
-        if is_primary():
-            print(f"warning: {e}; the summary leaves the best model out", file=sys.stderr)
-        return None
 
 
 def write_sgf(folder, actions, config) -> None:
