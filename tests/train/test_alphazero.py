@@ -162,11 +162,31 @@ def test_training_fits_its_data():
     assert float(SELF_PLAY_ONLY.loss(carry.params, data)[0]) < float(SELF_PLAY_ONLY.loss(start, data)[0])
 
 
+def test_self_fraction_plays_the_newest_model_against_itself():
+    """With ``self_fraction`` 1 every update's opponent is the newest model itself, whatever
+    the pool holds (the generation reads -1, as with an empty pool); with 1/2 about half are."""
+    def generations(fraction, updates):
+        learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1,
+                                              self_fraction=fraction), ENV, (INIT, APPLY), one_ply)
+        carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))   # two pool models
+        assert int(carry.pool.size) == 2
+        _, m = make_chunk(learner.update, updates)(carry, jax.random.key(1), 0)
+        return np.asarray(m["opponent_generation"])
+
+    assert np.all(generations(1.0, 8) == -1)
+    half = generations(0.5, 64)
+    assert set(np.unique(half).tolist()) <= {-1, 0, 1}
+    # 64 fair coins: 32 +- 4; outside 16..48 by chance with probability < 1e-4
+    assert 16 <= int((half == -1).sum()) <= 48
+
+
 def test_config_is_checked():
     with pytest.raises(ValueError, match="even"):
         az.make(az.AZConfig(max_moves=9, games_per_update=3), ENV, (INIT, APPLY), one_ply)
     with pytest.raises(ValueError, match="alpha"):
         az.make(az.AZConfig(max_moves=9, alpha=2.0), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="self_fraction"):
+        az.make(az.AZConfig(max_moves=9, self_fraction=1.5), ENV, (INIT, APPLY), one_ply)
 
 
 _SHARDED = """

@@ -74,6 +74,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--simulationz", "4"], "simulationz"),
     (["--elo-opponents", "-1"], "elo_opponents"),
     (["--pool-size", "-2"], "pool_size"),
+    (["--self-fraction", "1.5"], "self_fraction"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:

@@ -9,7 +9,8 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
    game's final result (value) and the distribution of the win rates of the children of a
    plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2).
    Phase 2 (self-play): ``games_per_update`` games of the newest model against one model drawn
-   uniformly from the pool, half with the newest model in seat 0 and half in seat 1, each
+   uniformly from the pool (or, with probability ``self_fraction``, the newest model itself),
+   half with the newest model in seat 0 and half in seat 1, each
    move chosen by ``search`` with the mover's parameters; every position is labelled with the
    search's ``action_weights`` (policy) and the final result from the mover's view (value).
 2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
@@ -122,10 +123,16 @@ class AZConfig:
     """Self-play moves (counted by ``step_count``) that play the search's sampled action; later
     ones play the search policy's most likely action (AlphaZero: 30 moves of Go). The
     default samples every move."""
+    self_fraction: float = 0.0
+    """Probability that an update's games are the newest model against itself (its current
+    parameters) rather than against a pool model: 0 is the source's pool, 1 AlphaZero's pure
+    self-play. Games against itself cannot be won by exploiting a weak past model."""
 
     def validate(self) -> None:
         if self.sample_moves < 0:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
+        if not 0.0 <= self.self_fraction <= 1.0:
+            raise ValueError(f"self_fraction must be in [0, 1], got {self.self_fraction}")
         for name in ("max_moves", "games_per_update", "sgd_steps", "batch_size", "buffer_size",
                      "pool_capacity"):
             if getattr(self, name) < 1:
@@ -370,6 +377,9 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         k_pick, k0, k1 = rng.split(key, 3)
         slot = pool_lib.sample(carry.pool, k_pick)
         has = carry.pool.size > 0
+        if cfg.self_fraction > 0:   # a key of its own: runs without it keep their streams
+            itself = jax.random.bernoulli(jax.random.fold_in(k_pick, 1), cfg.self_fraction)
+            has = has & ~itself
         opponent = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q),
                                           pool_lib.get(carry.pool, slot), carry.params)
 

@@ -47,6 +47,9 @@ class Config(RunConfig):
     pool_size: int = 0
     """Past models kept as self-play opponents, the most recent (0: every one, the source's
     pool; a smaller pool keeps the opponents near the newest model's strength)."""
+    self_fraction: float = 0.0
+    """Probability that an update's self-play games are the newest model against itself
+    instead of a pool model (0: the source's pool; 1: AlphaZero's pure self-play)."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
@@ -116,13 +119,13 @@ PRESETS = {
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
                     updates_per_round=16, rounds=24, sgd_steps=256, buffer_size=50_000,
                     eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True),
-    # the source's board and phase 1, then 18 rounds (the source: ten) to fill the 2-hour budget
-    # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000
-    # (1 h 51 min here; 21% against UCT-1,000, 71% at its best round: short of the 80% bar,
-    # docs/hex_training.md);
-    # the Elo games meet the two newest pool models, a constant cost per round
+    # the source's board and phase 1, then 16 rounds (the source: ten) to fill the 2-hour budget
+    # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000; four
+    # updates in five play the newest model against itself, since with the source's pool alone
+    # the newest learned to beat its weak past models and lost its strength against UCT
+    # (docs/hex_training.md); the Elo games meet the two newest pool models, a constant cost
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
-                   elo_games=8, elo_opponents=2, rounds=18, lr_decay=True),
+                   elo_games=8, elo_opponents=2, rounds=16, self_fraction=0.8, lr_decay=True),
 }
