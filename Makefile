@@ -24,10 +24,9 @@ demo: $(VENV)/.installed
 	$(PY) -m train.demo
 
 # Two workers, one test module each at a time (module-scoped fixtures compile once): most of
-# the suite is XLA compilation, which runs on one core. The modules go out in collection
-# order, the longest first (tests/conftest.py), not xdist's order by number of tests.
+# the suite is XLA compilation, which runs on one core.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m bench.ten_half

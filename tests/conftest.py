@@ -36,23 +36,3 @@ def exits_2_with_one_line(capsys):
         assert message in err and "Traceback" not in err
         assert len([line for line in err.splitlines() if "error:" in line]) == 1
     return check
-
-
-# The files that cost most, measured (``--durations``, 2-core CPU), most first. ``make test``
-# hands whole files to two workers (``--dist loadfile --no-loadscope-reorder``) in collection
-# order; started first, the long files run beside the many short ones instead of leaving one
-# worker alone with a minute of work at the end.
-LONGEST_FILES = (
-    "tests/train/test_distributed_hex.py",
-    "tests/train/test_train_hex.py",
-    "tests/train/test_distributed.py",
-    "tests/test_notebooks.py",
-    "tests/hex/test_agent.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    def rank(item):
-        path = item.nodeid.split("::")[0]
-        return LONGEST_FILES.index(path) if path in LONGEST_FILES else len(LONGEST_FILES)
-    items.sort(key=rank)   # stable: the rest keep their order
