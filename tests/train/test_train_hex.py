@@ -3,11 +3,12 @@ exact --resume, CLI errors."""
 
 import json
 
+import numpy as np
 import pytest
 
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
-from train.games.hex import elo_opponent_slots
+from train.games.hex import elo_opponent_slots, score_against_pool
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -97,6 +98,14 @@ def test_elo_meets_the_most_recent_pool_models():
     assert elo_opponent_slots(ids, 4, 2) == [1, 0]
     assert elo_opponent_slots(ids, 4, 0) == [1, 0, 3, 2]
     assert elo_opponent_slots([0, 1, -1, -1], 2, 5) == [1, 0]   # fewer than the cap
+
+
+def test_self_play_score_counts_the_games_against_pool_models_only():
+    m = {"phase": np.array([1, 2, 2, 2]), "opponent_generation": np.array([-1, -1, 0, 3]),
+         "newest_score": np.array([0.9, 0.0, 0.25, 0.75])}
+    assert score_against_pool(m) == pytest.approx(0.5)   # phase 1 and itself left out
+    m["opponent_generation"][2:] = -1
+    assert score_against_pool(m) is None
 
 
 def test_pool_size_keeps_the_most_recent_models():

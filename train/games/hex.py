@@ -135,6 +135,14 @@ def _compiled(key_config):
     return env, learner, (uct_arena, final_arena), pool_arena, recorder, jax.jit(init), update
 
 
+def score_against_pool(metrics) -> float | None:
+    """The newest model's mean result (+1 a win, -1 a loss) over a chunk's self-play updates
+    against pool models; its games against itself (``--self-fraction``) say nothing of its
+    progress and are left out. None when the chunk had none."""
+    against_pool = (metrics["phase"] == 2) & (metrics["opponent_generation"] >= 0)
+    return float(metrics["newest_score"][against_pool].mean()) if against_pool.any() else None
+
+
 def versus_uct(res) -> dict:
     """The agent's results against plain UCT (policy 0 of the arena result ``res``): its win
     rate with a 95% interval, and per colour."""
@@ -167,16 +175,12 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             # on every device of it); every process gets the same results
             res = uct_arena([to_host(carry["az"].params), None], jax.random.fold_in(eval_key, step))
             rate, _ = res.win_rate(0)
-            against_pool = (m["phase"] == 2) & (m["opponent_generation"] >= 0)
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
             row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
                    "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
                    "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
                    "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
-                   # the newest model's score against pool models (its games against itself,
-                   # --self-fraction, score nothing)
-                   "self_play_score": float(m["newest_score"][against_pool].mean())
-                   if against_pool.any() else None,
+                   "self_play_score": score_against_pool(m),
                    "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
                    **versus_uct(res), "seconds": seconds}
             pending[step] = (row, res)
