@@ -16,6 +16,7 @@ import pytest
 
 import jaxgames
 from train.algos import alphazero as az
+from train.algos import pool as pool_lib
 from train.algos import replay as replay_lib
 from train.common import make_chunk
 
@@ -177,11 +178,29 @@ def test_self_fraction_plays_the_newest_model_against_itself():
     assert 16 <= int((generations == -1).sum()) <= 48
 
 
+def test_best_k_draws_the_opponents_among_the_best_rated():
+    """With ``best_k`` 2 and three pool models, the opponents are the two rated highest by the
+    carry's ratings, both of them, whatever their order in the pool."""
+    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, best_k=2),
+                      ENV, (INIT, APPLY), one_ply)
+    carry = learner.init(jax.random.key(0))
+    assert np.all(np.asarray(carry.ratings) == pool_lib.UNRATED)   # until the pipeline rates them
+    promote = jax.jit(learner.promote)
+    carry = promote(promote(carry))
+    assert np.asarray(carry.pool.ids)[:3].tolist() == [0, 1, 2]
+    carry = carry.replace(ratings=jnp.array([250.0, -40.0, 30.0, 0.0]))   # slot 3 is empty
+    _, m = make_chunk(learner.update, 16)(carry, jax.random.key(1), 0)
+    # 16 fair coins between generations 0 and 2: one of them missing with probability 2^-15
+    assert set(np.asarray(m["opponent_generation"]).tolist()) == {0, 2}
+
+
 def test_config_is_checked():
     with pytest.raises(ValueError, match="even"):
         az.make(az.AZConfig(max_moves=9, games_per_update=3), ENV, (INIT, APPLY), one_ply)
     with pytest.raises(ValueError, match="alpha"):
         az.make(az.AZConfig(max_moves=9, alpha=2.0), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="best_k"):
+        az.make(az.AZConfig(max_moves=9, best_k=-1), ENV, (INIT, APPLY), one_ply)
     with pytest.raises(ValueError, match="self_fraction"):
         az.make(az.AZConfig(max_moves=9, self_fraction=1.5), ENV, (INIT, APPLY), one_ply)
 

@@ -8,7 +8,8 @@ import pytest
 
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
-from train.games.hex import elo_opponent_slots, score_against_pool
+from train.algos import pool as pool_lib
+from train.games.hex import elo_opponent_slots, pool_ratings, score_against_pool
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -76,6 +77,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--elo-opponents", "-1"], "elo_opponents"),
     (["--pool-size", "-2"], "pool_size"),
     (["--self-fraction", "1.5"], "self_fraction"),
+    (["--best-k", "-1"], "best_k"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
@@ -98,6 +100,14 @@ def test_elo_meets_the_most_recent_pool_models():
     assert elo_opponent_slots(ids, 4, 2) == [1, 0]
     assert elo_opponent_slots(ids, 4, 0) == [1, 0, 3, 2]
     assert elo_opponent_slots([0, 1, -1, -1], 2, 5) == [1, 0]   # fewer than the cap
+
+
+def test_pool_ratings_follow_each_slots_generation():
+    # a full pool that wrapped: slot 0 holds generation 4; generation 3 was never rated
+    ratings = {-1: 0.0, 2: -50.0, 4: 120.5, 5: 30.0}
+    got = pool_ratings(np.array([4, 5, 2, 3, -1]), ratings)
+    assert got.dtype == np.float32
+    assert got.tolist() == [120.5, 30.0, -50.0, pool_lib.UNRATED, pool_lib.UNRATED]
 
 
 def test_self_play_score_counts_the_games_against_pool_models_only():

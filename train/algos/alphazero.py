@@ -9,7 +9,8 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
    game's final result (value) and the distribution of the win rates of the children of a
    plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2).
    Phase 2 (self-play): ``games_per_update`` games of the newest model against one model drawn
-   uniformly from the pool (or, with probability ``self_fraction``, the newest model itself),
+   uniformly from the pool (with ``best_k``, from its K best by ``AZCarry.ratings``; with
+   probability ``self_fraction``, the newest model itself),
    half with the newest model in seat 0 and half in seat 1, each move chosen by ``search``
    with the mover's parameters; every position is labelled with the search's
    ``action_weights`` (policy) and the final result from the mover's view (value).
@@ -127,10 +128,16 @@ class AZConfig:
     """Probability that an update's games are the newest model against itself (its current
     parameters) rather than against a pool model: 0 is the source's pool, 1 AlphaZero's pure
     self-play. Games against itself cannot be won by exploiting a weak past model."""
+    best_k: int = 0
+    """Opponents drawn uniformly among the K pool models rated highest by ``AZCarry.ratings``
+    (which the pipeline sets, e.g. from its Elo list; AlphaHoldem's Best-K); 0: among all
+    of them (the source)."""
 
     def validate(self) -> None:
         if self.sample_moves < 0:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
+        if self.best_k < 0:
+            raise ValueError(f"best_k must be >= 0, got {self.best_k}")
         if not 0.0 <= self.self_fraction <= 1.0:
             raise ValueError(f"self_fraction must be in [0, 1], got {self.self_fraction}")
         for name in ("max_moves", "games_per_update", "sgd_steps", "batch_size", "buffer_size",
@@ -169,6 +176,8 @@ class AZCarry:
     replay: replay_lib.Replay
     step: jax.Array        # int32 []  updates done
     games: jax.Array       # int32 []  games played (both phases)
+    ratings: jax.Array     # float32 [pool capacity]  each slot's rating, for best_k (the
+    #                        pipeline sets it; pool.UNRATED until then)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -318,7 +327,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
             pool = pool_lib.add(pool, params)
         return AZCarry(params=params, opt_state=optimizer.init(params), pool=pool,
                        replay=replay_lib.empty(row_like(), cfg.buffer_size),
-                       step=jnp.int32(0), games=jnp.int32(0))
+                       step=jnp.int32(0), games=jnp.int32(0),
+                       ratings=jnp.full(cfg.pool_capacity, pool_lib.UNRATED, jnp.float32))
 
     def start(key):
         return shard_batch(jax.vmap(env.init)(rng.split(key, G)))
@@ -375,7 +385,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
 
     def self_play_data(carry, key):
         k_pick, k0, k1 = rng.split(key, 3)
-        slot = pool_lib.sample(carry.pool, k_pick)
+        slot = (pool_lib.sample_best_k(carry.pool, carry.ratings, cfg.best_k, k_pick) if cfg.best_k
+                else pool_lib.sample(carry.pool, k_pick))
         has = carry.pool.size > 0
         if cfg.self_fraction > 0:   # a key of its own: runs without it keep their streams
             itself = jax.random.bernoulli(jax.random.fold_in(k_pick, 1), cfg.self_fraction)

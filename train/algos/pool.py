@@ -28,7 +28,11 @@ import chex
 import jax
 import jax.numpy as jnp
 
-__all__ = ["Pool", "add", "best_k_mask", "empty", "get", "sample", "sample_best_k"]
+__all__ = ["UNRATED", "Pool", "add", "best_k_mask", "empty", "get", "sample", "sample_best_k"]
+
+#: the rating of a model not rated yet: below any Elo, and finite, since a training carry
+#: with a non-finite value is taken for a diverged run
+UNRATED = -1e9
 
 
 @chex.dataclass(frozen=True)

@@ -44,7 +44,7 @@ def az_config(config) -> az.AZConfig:
         decay_updates=num_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
-        sample_moves=config.sample_moves, self_fraction=config.self_fraction)
+        sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k)
 
 
 def num_models(config) -> int:
@@ -212,8 +212,11 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             row["elo"] = ratings.get(me - 1)
             row["generation"] = me - 1
             rundir.log(step, row)
-            carry = {"az": learner.promote(az_carry), "points": jnp.asarray(points),
-                     "played": jnp.asarray(played)}
+            az_carry = learner.promote(az_carry)
+            # every pool model's Elo, for best_k's opponents
+            slot_ratings = pool_ratings(to_host(az_carry.pool.ids), ratings)
+            carry = {"az": az_carry.replace(ratings=jnp.asarray(slot_ratings)),
+                     "points": jnp.asarray(points), "played": jnp.asarray(played)}
             return carry
 
         result = run(
@@ -297,6 +300,14 @@ def elo_opponent_slots(ids, size: int, cap: int) -> list[int]:
     (all ``size`` filled slots when ``cap`` is 0), newest first. ``ids``: the pool's generations."""
     slots = sorted(range(size), key=lambda s: -int(ids[s]))
     return slots[:cap or None]
+
+
+def pool_ratings(ids, ratings: dict) -> np.ndarray:
+    """float32 [capacity]: the Elo of each pool slot's model (``ids``: the pool's generations,
+    -1 empty; ``ratings``: :func:`elo_list`'s), ``pool.UNRATED`` for an empty slot or an
+    unrated model."""
+    return np.array([ratings.get(int(g), pool_lib.UNRATED) if g >= 0 else pool_lib.UNRATED
+                     for g in np.asarray(ids)], np.float32)
 
 
 def elo_list(points: np.ndarray, played: np.ndarray) -> dict:

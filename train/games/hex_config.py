@@ -50,6 +50,9 @@ class Config(RunConfig):
     self_fraction: float = 0.0
     """Probability that an update's self-play games are the newest model against itself
     instead of a pool model (0: the source's pool; 1: AlphaZero's pure self-play)."""
+    best_k: int = 0
+    """Self-play opponents drawn among the K pool models of highest Elo (AlphaHoldem's
+    Best-K; the newest of equals, so the K newest before any rating); 0: the whole pool."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
@@ -96,7 +99,7 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("pool_size", "elo_opponents", "eval_simulations"):   # 0: the default's meaning
+        for name in ("pool_size", "elo_opponents", "eval_simulations", "best_k"):   # 0: the default's meaning
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("elo_games", "sgf_games", "final_eval_games"):
