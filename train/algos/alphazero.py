@@ -10,10 +10,10 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
    plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2).
    Phase 2 (self-play): ``games_per_update`` games of the newest model against one model drawn
    uniformly from the pool (with ``best_k``, from its K best by ``AZCarry.ratings``; with
-   probability ``self_fraction``, the newest model itself),
-   half with the newest model in seat 0 and half in seat 1, each move chosen by ``search``
-   with the mover's parameters; every position is labelled with the search's
-   ``action_weights`` (policy) and the final result from the mover's view (value).
+   probability ``self_fraction``, the newest model itself), half with the newest model in
+   seat 0 and half in seat 1, each move chosen by ``search`` with the mover's parameters;
+   every position is labelled with the search's ``action_weights`` (policy) and the final
+   result from the mover's view (value).
 2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
 3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
    position replaced by its image under ``symmetry`` with probability 1/2 (when given).
