@@ -194,6 +194,43 @@ def test_best_k_draws_the_opponents_among_the_best_rated():
     assert set(np.asarray(m["opponent_generation"]).tolist()) == {0, 2}
 
 
+def test_policy_from_newest_keeps_only_the_newest_models_targets():
+    """With ``policy_from="newest"`` the positions where the pool opponent moved keep no policy
+    target. The newest model's weights are zeroed, so its one-ply policy is uniform over the
+    legal moves while the pool model's is not: every kept target must be uniform, the others
+    all zero, about half of each (Hex alternates its movers)."""
+    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, policy_from="newest"),
+                      ENV, (INIT, APPLY), one_ply)
+    carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
+    carry = carry.replace(params=jax.tree_util.tree_map(jnp.zeros_like, carry.params))
+    carry, _ = make_chunk(learner.update, 1)(carry, jax.random.key(1), 0)
+    size = int(carry.replay.size)
+    policy = np.asarray(carry.replay.data.policy[:size])
+    legal = np.asarray(carry.replay.data.legal[:size])
+    targeted = policy.sum(-1) > 0
+    uniform = legal / legal.sum(-1, keepdims=True)
+    np.testing.assert_allclose(policy[targeted], uniform[targeted], atol=1e-6)
+    assert np.all(policy[~targeted] == 0)
+    # each of the 8 games gives the newest model floor or ceil of half its moves
+    assert (size - 8) / 2 <= targeted.sum() <= (size + 8) / 2
+
+
+def test_the_policy_loss_averages_over_the_rows_with_a_target():
+    """A row whose policy target is all zero adds nothing to the policy loss, nor to its count."""
+    params = INIT(jax.random.key(0))
+    state = ENV.init(jax.random.key(1))
+    legal = state.legal_action_mask
+    target = legal / legal.sum()
+    one = az.Position(obs=state.observation[None], policy=target[None], legal=legal[None],
+                      value=jnp.zeros(1))
+    two = az.Position(obs=jnp.stack([state.observation] * 2), policy=jnp.stack([target, 0 * target]),
+                      legal=jnp.stack([legal] * 2), value=jnp.zeros(2))
+    cfg = az.AZConfig(max_moves=9)
+    np.testing.assert_allclose(az.loss(cfg, APPLY, params, two)[1]["policy_loss"],
+                               az.loss(cfg, APPLY, params, one)[1]["policy_loss"], rtol=1e-6)
+    assert float(az.loss(cfg, APPLY, params, one)[1]["policy_loss"]) > 0
+
+
 def test_config_is_checked():
     with pytest.raises(ValueError, match="even"):
         az.make(az.AZConfig(max_moves=9, games_per_update=3), ENV, (INIT, APPLY), one_ply)
@@ -203,6 +240,8 @@ def test_config_is_checked():
         az.make(az.AZConfig(max_moves=9, best_k=-1), ENV, (INIT, APPLY), one_ply)
     with pytest.raises(ValueError, match="self_fraction"):
         az.make(az.AZConfig(max_moves=9, self_fraction=1.5), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="policy_from"):
+        az.make(az.AZConfig(max_moves=9, policy_from="oldest"), ENV, (INIT, APPLY), one_ply)
 
 
 _SHARDED = """

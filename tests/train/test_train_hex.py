@@ -78,6 +78,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--pool-size", "-2"], "pool_size"),
     (["--self-fraction", "1.5"], "self_fraction"),
     (["--best-k", "-1"], "best_k"),
+    (["--policy-from", "oldest"], "policy_from"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:

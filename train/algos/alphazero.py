@@ -12,8 +12,9 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
    uniformly from the pool (with ``best_k``, from its K best by ``AZCarry.ratings``; with
    probability ``self_fraction``, the newest model itself), half with the newest model in
    seat 0 and half in seat 1, each move chosen by ``search`` with the mover's parameters;
-   every position is labelled with the search's ``action_weights`` (policy) and the final
-   result from the mover's view (value).
+   every position is labelled with the search's ``action_weights`` (policy; with
+   ``policy_from="newest"`` only the newest model's moves) and the final result from the
+   mover's view (value).
 2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
 3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
    position replaced by its image under ``symmetry`` with probability 1/2 (when given).
@@ -91,6 +92,9 @@ Labeller = Callable[[Any, jax.Array], jax.Array]
 Symmetry = Callable[[Any, jax.Array], tuple[Any, jax.Array]]
 
 
+POLICY_FROM = ("both", "newest")
+
+
 @dataclasses.dataclass(frozen=True)
 class AZConfig:
     max_moves: int
@@ -132,10 +136,17 @@ class AZConfig:
     """Opponents drawn uniformly among the K pool models rated highest by ``AZCarry.ratings``
     (which the pipeline sets, e.g. from its Elo list; AlphaHoldem's Best-K); 0: among all
     of them (the source)."""
+    policy_from: str = "both"
+    """Whose self-play moves train the policy head: ``both`` players' (the source) or only the
+    ``newest`` model's. A pool opponent's search policy comes from an older network, so with
+    ``both`` half the policy targets pull the newest model back towards its past play; with
+    ``newest`` the opponent's positions still train the value head (their results are real)."""
 
     def validate(self) -> None:
         if self.sample_moves < 0:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
+        if self.policy_from not in POLICY_FROM:
+            raise ValueError(f"policy_from must be one of {', '.join(POLICY_FROM)}, got {self.policy_from!r}")
         if self.best_k < 0:
             raise ValueError(f"best_k must be >= 0, got {self.best_k}")
         if not 0.0 <= self.self_fraction <= 1.0:
@@ -163,7 +174,8 @@ class Position:
     """One row of the replay buffer."""
 
     obs: Any               # the mover's observation (any pytree of arrays)
-    policy: jax.Array      # float32 [A]  search policy (phase 1: UCT win-rate distribution)
+    policy: jax.Array      # float32 [A]  search policy (phase 1: UCT win-rate distribution);
+    #                        all 0: no policy target (the row trains the value head only)
     legal: jax.Array       # bool [A]  legal actions
     value: jax.Array       # float32 []  final result from the mover's view, in [-1, 1]
 
@@ -238,7 +250,10 @@ def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, d
     """Eq. (3) on a minibatch; ``(L, {"loss", "value_loss", "policy_loss", "l2"})``."""
     logits, v = apply_fn(params, batch.obs)
     logp = jax.nn.log_softmax(jnp.where(batch.legal, logits, -1e9), axis=-1) / math.log(2.0)
-    policy_loss = -(batch.policy * jnp.where(batch.legal, logp, 0.0)).sum(-1).mean()
+    ce = -(batch.policy * jnp.where(batch.legal, logp, 0.0)).sum(-1)
+    # averaged over the rows that have a policy target (policy_from="newest" leaves some out)
+    targeted = batch.policy.sum(-1) > 0
+    policy_loss = ce.sum() / jnp.maximum(targeted.sum(), 1)
     value_loss = (((v + 1.0) / 2.0 - (batch.value + 1.0) / 2.0) ** 2).mean()
     l2 = sum(jnp.sum(jnp.square(p)) for p in jax.tree_util.tree_leaves(params))
     total = (1.0 - cfg.alpha) * value_loss + cfg.alpha * policy_loss + cfg.beta * l2
@@ -395,7 +410,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                                           pool_lib.get(carry.pool, slot), carry.params)
 
         def play(shared, games, record):
-            params, opponent = shared
+            params, opponent, has_opponent = shared
             states0, seats, ids = games
 
             def moves(states, keys):
@@ -423,12 +438,14 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                     policy = policy.at[idx].set(weights)
                 best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
                 actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
+                if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)
+                    policy = jnp.where((wants_new | ~has_opponent)[:, None], policy, 0.0)
                 return actions, policy, misrouted.astype(jnp.int32)
 
             return finish(states0, ids, record, moves)
 
         rows, valid, returns, ended, misrouted = on_devices(play)(
-            (carry.params, opponent), (start(k0), newest_seat, game_ids), k1)
+            (carry.params, opponent, has), (start(k0), newest_seat, game_ids), k1)
         rows, valid = flatten(rows, valid)
         newest_return = jnp.take_along_axis(returns, newest_seat[:, None], axis=1)[:, 0]
         return rows, valid, {"newest_score": newest_return.mean(), "misrouted": misrouted.sum(),

@@ -53,6 +53,10 @@ class Config(RunConfig):
     best_k: int = 0
     """Self-play opponents drawn among the K pool models of highest Elo (AlphaHoldem's
     Best-K; the newest of equals, so the K newest before any rating); 0: the whole pool."""
+    policy_from: str = "both"
+    """Whose self-play moves train the policy head: both (the source) or newest (the pool
+    opponent's search policies, from an older network, are left out; its positions still
+    train the value head)."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
@@ -60,9 +64,9 @@ class Config(RunConfig):
     buffer_size: int = 20_000
     """Replay buffer positions (the newest kept)."""
     learning_rate: float = 1e-3
+    """RMSprop step size."""
     lr_decay: bool = False
     """Lower the step size along a cosine to a tenth over the run (off: constant, Keras's)."""
-    """RMSprop step size."""
     alpha: float = 0.5
     """Policy-loss weight in eq. (3) (value: 1 - alpha)."""
     beta: float = 1e-4
