@@ -216,7 +216,8 @@ def test_policy_from_newest_keeps_only_the_newest_models_targets():
 
 
 def test_the_policy_loss_averages_over_the_rows_with_a_target():
-    """A row whose policy target is all zero adds nothing to the policy loss, nor to its count."""
+    """With ``policy_from="newest"`` a row whose policy target is all zero adds nothing to the
+    policy loss, nor to its count."""
     params = INIT(jax.random.key(0))
     state = ENV.init(jax.random.key(1))
     legal = state.legal_action_mask
@@ -225,7 +226,7 @@ def test_the_policy_loss_averages_over_the_rows_with_a_target():
                       value=jnp.zeros(1))
     two = az.Position(obs=jnp.stack([state.observation] * 2), policy=jnp.stack([target, 0 * target]),
                       legal=jnp.stack([legal] * 2), value=jnp.zeros(2))
-    cfg = az.AZConfig(max_moves=9)
+    cfg = az.AZConfig(max_moves=9, policy_from="newest")
     np.testing.assert_allclose(az.loss(cfg, APPLY, params, two)[1]["policy_loss"],
                                az.loss(cfg, APPLY, params, one)[1]["policy_loss"], rtol=1e-6)
     assert float(az.loss(cfg, APPLY, params, one)[1]["policy_loss"]) > 0

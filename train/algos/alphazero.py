@@ -251,9 +251,10 @@ def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, d
     logits, v = apply_fn(params, batch.obs)
     logp = jax.nn.log_softmax(jnp.where(batch.legal, logits, -1e9), axis=-1) / math.log(2.0)
     ce = -(batch.policy * jnp.where(batch.legal, logp, 0.0)).sum(-1)
-    # averaged over the rows that have a policy target (policy_from="newest" leaves some out)
-    targeted = batch.policy.sum(-1) > 0
-    policy_loss = ce.sum() / jnp.maximum(targeted.sum(), 1)
+    if cfg.policy_from == "both":   # every row has a target: the plain mean keeps earlier runs' bits
+        policy_loss = ce.mean()
+    else:                           # averaged over the rows that have a policy target
+        policy_loss = ce.sum() / jnp.maximum((batch.policy.sum(-1) > 0).sum(), 1)
     value_loss = (((v + 1.0) / 2.0 - (batch.value + 1.0) / 2.0) ** 2).mean()
     l2 = sum(jnp.sum(jnp.square(p)) for p in jax.tree_util.tree_leaves(params))
     total = (1.0 - cfg.alpha) * value_loss + cfg.alpha * policy_loss + cfg.beta * l2
