@@ -9,7 +9,8 @@ import pytest
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 from train.algos import pool as pool_lib
-from train.games.hex import elo_opponent_slots, pool_ratings, score_against_pool
+from train.games.hex import decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
+from train.games.hex_config import Config
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -79,6 +80,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--self-fraction", "1.5"], "self_fraction"),
     (["--best-k", "-1"], "best_k"),
     (["--policy-from", "oldest"], "policy_from"),
+    (["--lr-decay-rounds", "-1"], "lr_decay_rounds"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
@@ -86,6 +88,13 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     assert e.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "hex").exists()
+
+
+def test_the_cosine_spans_phase1_and_the_decay_rounds():
+    assert decay_rounds(Config(phase1="uct", phase1_rounds=1, rounds=12)) == 13
+    assert decay_rounds(Config(phase1="uct", phase1_rounds=1, rounds=12, lr_decay_rounds=18)) == 19
+    assert decay_rounds(Config(phase1="none", phase1_rounds=1, rounds=12, lr_decay_rounds=18)) == 18
+    assert decay_rounds(Config(phase1="none", rounds=5)) == 5
 
 
 def test_resume_without_a_run_is_one_line(tmp_path, capsys):

@@ -41,7 +41,7 @@ def az_config(config) -> az.AZConfig:
         max_moves=n * n, games_per_update=config.games_per_update, sgd_steps=config.sgd_steps,
         batch_size=config.batch_size, buffer_size=config.buffer_size,
         learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
-        decay_updates=num_rounds(config) * config.updates_per_round if config.lr_decay else 0,
+        decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
@@ -57,6 +57,12 @@ def num_models(config) -> int:
 
 def num_rounds(config) -> int:
     return (config.phase1_rounds if config.phase1 == "uct" else 0) + config.rounds
+
+
+def decay_rounds(config) -> int:
+    """Rounds the step size's cosine spans: phase 1's and ``lr_decay_rounds`` self-play rounds
+    (0: the run's own, so the cosine ends with the run)."""
+    return num_rounds(config) - config.rounds + (config.lr_decay_rounds or config.rounds)
 
 
 def eval_simulations(config) -> int:

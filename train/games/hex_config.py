@@ -67,6 +67,9 @@ class Config(RunConfig):
     """RMSprop step size."""
     lr_decay: bool = False
     """Lower the step size along a cosine to a tenth over the run (off: constant, Keras's)."""
+    lr_decay_rounds: int = 0
+    """Self-play rounds the cosine spans (0: the run's rounds); more than ``rounds`` stops the
+    run partway down the schedule of a longer run."""
     alpha: float = 0.5
     """Policy-loss weight in eq. (3) (value: 1 - alpha)."""
     beta: float = 1e-4
@@ -103,7 +106,7 @@ class Config(RunConfig):
                      "uct_simulations", "eval_games", "phase1_rounds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("pool_size", "elo_opponents", "eval_simulations", "best_k"):   # 0: the default's meaning
+        for name in ("pool_size", "elo_opponents", "eval_simulations", "best_k", "lr_decay_rounds"):   # 0: the default's meaning
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("elo_games", "sgf_games", "final_eval_games"):
@@ -126,14 +129,17 @@ PRESETS = {
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
                     updates_per_round=16, rounds=24, sgd_steps=256, buffer_size=50_000,
                     eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True),
-    # the source's board and phase 1, then 18 rounds (the source: ten) to fill the 2-hour budget
-    # of a 2-core CPU; the agent searches with 200 simulations against UCT with 1,000
-    # (1 h 51 min here; 21% against UCT-1,000, 71% at its best round: short of the 80% bar,
-    # docs/hex_training.md; a pool of the 4 newest, and self-play against itself in four
-    # updates of five, each did worse in one run); the Elo games meet the two newest pool
-    # models, a constant cost per round
+    # the source's board and phase 1, then self-play in which only the newest model's moves
+    # train the policy head (policy_from="newest"; with the source's "both" the run of
+    # docs/hex_training.md peaked at round 9, 71% over 200 games, then fell to 21%), the agent
+    # searching with 200 simulations against UCT with 1,000. Its one run (18 rounds, 2 CPU
+    # devices, on a machine 1.8x slower at the network than the one the quick preset was
+    # timed on) kept its best model at round 10, 83% over 200 games, after 1 h 32 min; the
+    # preset stops at round 12 on that run's schedule (the cosine spans 18 rounds) to stay
+    # within 2 hours there. The Elo games meet the two newest pool models, a constant cost.
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
-                   elo_games=8, elo_opponents=2, rounds=18, lr_decay=True),
+                   elo_games=8, elo_opponents=2, rounds=12, lr_decay=True, lr_decay_rounds=18,
+                   policy_from="newest"),
 }
