@@ -1,3 +1,4 @@
+import contextlib
 import os
 import shutil
 import sys
@@ -14,6 +15,20 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Most of the suite's time is compilation. Set before anything imports jax; a fresh folder per
 # session, so a run never reads what an older version of the code compiled.
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
+# The suite compiles for its own speed, not the programs': XLA's CPU backend with its older
+# loop emitters, and JAX's "disable most optimizations" (LLVM at level 0, no expensive passes),
+# compile a tiny Hex run 2.9x faster (50.5 s of compilation down to 17.6 s, a 78 s run to 44 s,
+# on a 2-core CPU where compilation is most of the suite). Subprocesses inherit both, so what a
+# test compares is computed under the same settings in every process. The few tests that
+# execute a lot more than they compile (whole matches of searching bots) turn the
+# optimisations back on around that part: the ``optimised_compiles`` fixture. Set
+# JAXGAMES_TEST_XLA_FLAGS=default to run the whole suite with XLA's and JAX's defaults.
+TEST_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+FAST_COMPILES = os.environ.get("JAXGAMES_TEST_XLA_FLAGS") != "default"
+if FAST_COMPILES:
+    if TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{TEST_XLA_FLAGS} {os.environ.get('XLA_FLAGS', '')}".strip()
+    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"
 if _OWN_CACHE:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxgames-test-xla-cache-")
 
@@ -22,6 +37,25 @@ def pytest_unconfigure(config):
     # the session that made the folder (the xdist controller, or a plain run) removes it
     if _OWN_CACHE and not hasattr(config, "workerinput"):
         shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def optimised_compiles():
+    """``with optimised_compiles(): ...`` compiles what runs inside with XLA's full
+    optimisation: for the tests whose programs run for long (a match of searching bots), where
+    the suite's fast compiles (above) would cost more in execution than they save. Programs
+    compiled before keep their compiled form."""
+    import jax
+
+    @contextlib.contextmanager
+    def optimised():
+        before = jax.config.read("jax_disable_most_optimizations")
+        jax.config.update("jax_disable_most_optimizations", False)
+        try:
+            yield
+        finally:
+            jax.config.update("jax_disable_most_optimizations", before)
+    return optimised
 
 
 @pytest.fixture

@@ -175,8 +175,9 @@ def test_summary_by_hand():
 
 
 @pytest.fixture(scope="module")
-def pie_vs_rule():
-    return E.evaluate(PAPER, [PIE, RULE], jax.random.key(1), deals=12)
+def pie_vs_rule(optimised_compiles):
+    with optimised_compiles():   # 168 hands of PIE's searches: far more running than compiling
+        return E.evaluate(PAPER, [PIE, RULE], jax.random.key(1), deals=12)
 
 
 @pytest.fixture(scope="module")

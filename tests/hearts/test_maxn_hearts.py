@@ -166,7 +166,9 @@ def assert_matches_reference(out, state, label):
     legal = sorted(ref)
     np.testing.assert_array_equal(np.flatnonzero(np.isfinite(np.asarray(out.own_values))), legal, err_msg=label)
     for a in legal:
-        np.testing.assert_array_equal(np.asarray(out.action_values)[a], ref[a], err_msg=f"{label}: card {a}")
+        # up to float32 rounding: the compiled search and this recursion add the leaf values in
+        # their own orders
+        np.testing.assert_allclose(np.asarray(out.action_values)[a], ref[a], rtol=1e-6, err_msg=f"{label}: card {a}")
     own = np.array([ref[a][mover] for a in legal])
     assert int(out.action) == legal[int(np.argmax(own))], label      # first maximum: the lowest card
 
@@ -208,9 +210,10 @@ def positions():
 
 
 @pytest.fixture(scope="module")
-def searches(positions):
+def searches(positions, optimised_compiles):
     batch = stack(positions)
-    return batch, MAXN(batch), TRICK(batch)
+    with optimised_compiles():   # two whole end-game searches: far more running than compiling
+        return batch, MAXN(batch), TRICK(batch)
 
 
 def test_the_moon_in_the_last_trick(searches):
@@ -239,14 +242,15 @@ def test_hand_made_end_games_have_real_choices(positions):
 
 
 def test_trick_search_is_maxn(searches):
-    """The PIE's trick search computes maxn.py's values bit for bit (ties included) on the
+    """The PIE's trick search computes maxn.py's values (the same moves, ties included; the
+    values up to float rounding, since the two programs sum them in their own order) on the
     hand-made end games and on random positions at every place in a trick."""
     batch, by_maxn, by_trick = searches
     places = set((np.asarray(batch.num_played) % 4).tolist())
     assert places == {0, 1, 2, 3}
     np.testing.assert_array_equal(by_trick.action, by_maxn.action)
-    np.testing.assert_array_equal(by_trick.own_values, by_maxn.own_values)
-    np.testing.assert_array_equal(by_trick.action_values, by_maxn.action_values)   # NaN where illegal
+    np.testing.assert_allclose(by_trick.own_values, by_maxn.own_values, rtol=1e-6)
+    np.testing.assert_allclose(by_trick.action_values, by_maxn.action_values, rtol=1e-6)   # NaN where illegal
 
 
 def test_trick_search_against_brute_force(positions, searches):

@@ -257,14 +257,15 @@ PAIRINGS = [("equity", "equity"), ("call", "call"), ("allin", "allin"),
 
 
 @pytest.fixture(scope="module")
-def matches():
+def matches(optimised_compiles):
     """The pairings, through one compiled arena (each side a ``one_of`` its bots)."""
     a, b = B.one_of(SIDE_A), B.one_of(SIDE_B)
     index_a, index_b = [x.name for x in SIDE_A], [x.name for x in SIDE_B]
     out = {}
-    for k, (x, y) in enumerate(PAIRINGS):
-        out[x, y] = B.head_to_head(ENV, a, b, jax.random.key(10 + k), num_deals=DEALS,
-                                   params=[jnp.int32(index_a.index(x)), jnp.int32(index_b.index(y))])
+    with optimised_compiles():   # every pairing through one arena: far more running than compiling
+        for k, (x, y) in enumerate(PAIRINGS):
+            out[x, y] = B.head_to_head(ENV, a, b, jax.random.key(10 + k), num_deals=DEALS,
+                                       params=[jnp.int32(index_a.index(x)), jnp.int32(index_b.index(y))])
     return out, B._arena(ENV, a.policy, b.policy, DEALS)
 
 

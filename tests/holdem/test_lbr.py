@@ -32,8 +32,9 @@ def lbr():
 
 
 @pytest.fixture(scope="module")
-def results(lbr):
-    return {"fold": lbr(jnp.int32(0), jax.random.key(0)), "call": lbr(jnp.int32(1), jax.random.key(1))}
+def results(lbr, optimised_compiles):
+    with optimised_compiles():   # LBR's equity sampling over 256 hands: far more running than compiling
+        return {"fold": lbr(jnp.int32(0), jax.random.key(0)), "call": lbr(jnp.int32(1), jax.random.key(1))}
 
 
 def test_always_fold_loses_750_mbb_per_hand(results):

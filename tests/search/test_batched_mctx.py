@@ -18,28 +18,31 @@ B, A, SIMS = 6, 5, 24
 
 def _model(line: bool = False):
     """A random deterministic model: rewards, discounts ±1 (0 at "finished" embeddings, code
-    % 5 == 0), values and logits from the embedding (a path code kept below 9973 so that the
-    features stay distinct), some actions invalid at the root. ``line``: every value -0.4 for
+    % 5 == 0), values and logits from an integer hash of the embedding (a path code kept below 9973),
+    exact in float32, some actions invalid at the root. ``line``: every value -0.4 for
     the mover, which makes each visited child look better than the unvisited ones and grows
     lines as deep as the simulations (an untrained network's trees), with distinct rewards
     to keep the Q values apart."""
     def features(emb, salt):
-        x = jnp.sin(emb[:, None].astype(jnp.float32) * 0.37 + salt * 1.3 + jnp.arange(A) * 0.71)
-        return x * 3.0
+        # an integer hash, then multiples of 2^-15 in [-1, 1): exact in float32 whatever the
+        # compiler does, so both searches see the same bits (a sin() here was rounded
+        # differently by the two programs under the suite's XLA flags)
+        code = (emb[:, None] * 131 + salt * 977 + jnp.arange(A) * 389) % 65521
+        return (code - 32760).astype(jnp.float32) * (1.0 / 32768)
 
     def recurrent_fn(params, key, action, emb):
         del params, key
         new = (emb * 7 + action + 1) % 9973
-        value = jnp.full(new.shape, -0.4) if line else jnp.tanh(features(new, 3.0)[:, 1])
+        value = jnp.full(new.shape, -0.4) if line else features(new, 3)[:, 1]
         out = mctx.RecurrentFnOutput(
-            reward=(0.01 if line else 1.0) * jnp.tanh(features(new, 1.0)[:, 0]),
+            reward=(1.0 / 128 if line else 1.0) * features(new, 1)[:, 0],
             discount=jnp.where(new % 5 == 0, 0.0, -1.0),
-            prior_logits=features(new, 2.0),
+            prior_logits=3.0 * features(new, 2),
             value=value)
         return out, new
 
     emb = jnp.arange(B, dtype=jnp.int32) + 1
-    root = mctx.RootFnOutput(prior_logits=features(emb, 2.0), value=jnp.zeros(B), embedding=emb)
+    root = mctx.RootFnOutput(prior_logits=3.0 * features(emb, 2), value=jnp.zeros(B), embedding=emb)
     invalid = (jnp.arange(A)[None, :] == (emb[:, None] % A)).astype(jnp.float32)
     return root, recurrent_fn, invalid
 

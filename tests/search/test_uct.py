@@ -234,11 +234,12 @@ def test_bad_arguments_are_refused():
 # -- strength --------------------------------------------------------------------------------------
 
 
-def test_more_simulations_win_on_7x7_hex_with_both_colours():
+def test_more_simulations_win_on_7x7_hex_with_both_colours(optimised_compiles):
     env = jaxgames.make("hex", board_size=7)
     strong = uct.uct_policy(env, num_simulations=1000)
     weak = uct.uct_policy(env, num_simulations=100)
-    result = arena.play(env, [strong, weak], jax.random.key(0), num_games=20)
+    with optimised_compiles():   # 20 games of 1,100 simulations a move: far more running than compiling
+        result = arena.play(env, [strong, weak], jax.random.key(0), num_games=20)
     won = result.returns[:, 0] > 0
     as_black = won[result.seats[:, 0] == 0]
     as_white = won[result.seats[:, 1] == 0]

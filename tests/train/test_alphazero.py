@@ -258,7 +258,7 @@ print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).t
 
 def test_four_devices_match_one():
     def start(n):  # both processes at once
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}",
+        env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}",
                    PYTHONPATH=str(REPO))
         return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)

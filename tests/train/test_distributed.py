@@ -113,7 +113,7 @@ def runs(tmp_path_factory):
     four = subprocess.Popen(
         [sys.executable, "-m", "train.ten_half", *TINY, "--updates-per-chunk", "5",
          "--runs-dir", str(tmp / "four")], cwd=REPO, stdout=four_out, stderr=subprocess.STDOUT,
-        env=_env(tmp, "four", XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"))
+        env=_env(tmp, "four", XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu"))
 
     # 2 x 2, killed: ten chunks, so the run is still going when the first checkpoint appears
     # (and the kill may land in the middle of a later save)

@@ -19,9 +19,9 @@ between the two processes of the launch, or with ``test_train_hex.py``'s run. So
 - 1 process x 4 devices is left out: the 2 x 2 launch shards over the same mesh of 4, and
   ``test_alphazero.py::test_four_devices_match_one`` runs the learner on 4 devices of one
   process; a third launch cost the suite ~20 s;
-- XLA's CPU backend at optimisation level 0 in both layouts: the same programs, compiled
-  with a third less CPU time (``--xla_backend_optimization_level=0``; the sharding and the
-  collectives are decided before the backend, so what is compared does not change);
+- both layouts compile under the suite's fast-compiling settings (``tests/conftest.py``:
+  the sharding and the collectives are decided before the backend, so what is compared does
+  not change);
 - the two launches run at once: the file takes the time of the slower, the 2 x 2 launch.
 
 Measured on the 2-core CPU, the file alone on a quiet machine: 47 s wall, 86 CPU-seconds (with the
@@ -29,6 +29,7 @@ Measured on the 2-core CPU, the file alone on a quiet machine: 47 s wall, 86 CPU
 """
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -48,7 +49,6 @@ TINY = ["--board-size", "3", "--phase1", "uct", "--phase1-simulations", "8", "--
         "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
         "--uct-simulations", "8", "--eval-games", "4", "--final-eval-games", "0", "--elo-games", "0",
         "--sgf-games", "0", "--no-progress", "--run-name", "r"]
-FAST_COMPILE = "--xla_backend_optimization_level=0"
 
 
 def _start(tmp: pathlib.Path, name: str, command: list, **env) -> subprocess.Popen:
@@ -63,10 +63,9 @@ def runs(tmp_path_factory):
     pipeline = [sys.executable, "-m", "train.hex"]
     started = {
         "multi": _start(tmp, "multi", [sys.executable, "-m", "train.launch", "--processes", "2",
-                                       "--devices-per-process", "2", "--grace", "20", "--", *pipeline],
-                        XLA_FLAGS=FAST_COMPILE),
+                                       "--devices-per-process", "2", "--grace", "20", "--", *pipeline]),
         "one": _start(tmp, "one", pipeline, JAX_PLATFORMS="cpu",
-                      XLA_FLAGS=f"{FAST_COMPILE} --xla_force_host_platform_device_count=1"),
+                      XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=1"),
     }
     try:
         for name, process in started.items():

@@ -83,7 +83,7 @@ print(json.dumps({"devices": jax.device_count(), **{m: np.asarray(mc.q_values(ca
 
 def test_four_devices_match_one():
     def run(n):
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}",
+        env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}",
                    PYTHONPATH=str(REPO))
         out = subprocess.run([sys.executable, "-c", _SHARDED], env=env, capture_output=True,
                              text=True, check=True, cwd=REPO)
