@@ -143,8 +143,9 @@ def test_category_frequencies_of_the_sample():
 # -- every hand ---------------------------------------------------------------------------------
 
 
-def test_every_seven_card_hand_category_counts():
-    counts = category_counts(7)
+def test_every_seven_card_hand_category_counts(optimised_compiles):
+    with optimised_compiles():   # 133 M hands: far more running than compiling
+        counts = category_counts(7)
     assert counts.sum() == 133_784_560
     assert tuple(counts.tolist()) == H.SEVEN_CARD_COUNTS   # straight flush 41,584 ... high card
 

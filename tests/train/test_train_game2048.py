@@ -82,7 +82,7 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     assert not (tmp_path / "game2048").exists()
 
 
-def test_expectimax_depth_2_beats_depth_1_with_a_trained_tiny_network(tmp_path):
+def test_expectimax_depth_2_beats_depth_1_with_a_trained_tiny_network(optimised_compiles):
     # statistic, not bits: with the same (weak) network, looking one chance layer deeper scores
     # more on average over 64 games
     net = game2048.Config(patterns="0,1,2,3 4,5,6,7").network()
@@ -91,9 +91,10 @@ def test_expectimax_depth_2_beats_depth_1_with_a_trained_tiny_network(tmp_path):
     MODEL = BoardModel("2048")
     from train.common import make_chunk
     cfg = td.TDConfig(network=net, num_games=64)
-    carry, _ = make_chunk(td.make_update(cfg, MODEL), 3000)(td.init(cfg, MODEL, jax.random.key(0)), jax.random.key(1), 0)
-    one = players.evaluate(players.value_policy(net, 1), carry.weights, jax.random.key(2), num_games=64)
-    two = players.evaluate(players.value_policy(net, 2), carry.weights, jax.random.key(2), num_games=64)
+    with optimised_compiles():   # 3,000 updates and 128 whole games: far more running than compiling
+        carry, _ = make_chunk(td.make_update(cfg, MODEL), 3000)(td.init(cfg, MODEL, jax.random.key(0)), jax.random.key(1), 0)
+        one = players.evaluate(players.value_policy(net, 1), carry.weights, jax.random.key(2), num_games=64)
+        two = players.evaluate(players.value_policy(net, 2), carry.weights, jax.random.key(2), num_games=64)
     assert two.score.mean() > 1.2 * one.score.mean()
 
 

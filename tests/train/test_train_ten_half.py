@@ -82,14 +82,19 @@ print(json.dumps({"devices": jax.device_count(), **{m: np.asarray(mc.q_values(ca
 
 
 def test_four_devices_match_one():
-    def run(n):
+    def start(n):  # both processes at once
         env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}",
                    PYTHONPATH=str(REPO))
-        out = subprocess.run([sys.executable, "-c", _SHARDED], env=env, capture_output=True,
-                             text=True, check=True, cwd=REPO)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    one, four = run(1), run(4)
+    def result(process):
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-3000:]
+        return json.loads(out.strip().splitlines()[-1])
+
+    started = [start(1), start(4)]
+    one, four = map(result, started)
     assert one["devices"] == 1 and four["devices"] == 4
     for m in ("on_policy", "off_policy"):
         np.testing.assert_allclose(four[m], one[m], rtol=1e-6, atol=1e-6)

@@ -22,9 +22,12 @@ from train.common.distributed import COORDINATOR_ENV, NUM_PROCESSES_ENV, PROCESS
 PROG = "python -m train.launch"
 _DEVICE_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
 # gloo's greeting on every process: noise in a forwarded stream. Its threads can write the
-# greeting's two sentences and its newline apart, so either sentence marks it and a blank
-# line (a stray newline) is dropped too.
+# greeting's two sentences, its count and its newline apart, so either sentence marks it, a
+# blank line (a stray newline) is dropped too, and so is a bare count right after a greeting
+# that ended without one.
 _CHATTER = re.compile(rb"is connected to \d+ peer ranks|Expected number of connected peer ranks is")
+_COUNTLESS = re.compile(rb"ranks is\s*:\s*$")
+_BARE_COUNT = re.compile(rb"^\s*\d+\s*$")
 
 
 def free_port() -> int:
@@ -170,9 +173,14 @@ def _pump(src, dst, prefix: str) -> None:
     """Copy lines of a child's stream to ours, each with ``prefix`` (blank lines and gloo's
     greeting left out)."""
     out = dst.buffer
+    count_due = False
     for line in iter(src.readline, b""):
-        if not line.strip() or _CHATTER.search(line):
+        if not line.strip() or (count_due and _BARE_COUNT.match(line)):
             continue
+        if _CHATTER.search(line):
+            count_due = bool(_COUNTLESS.search(line))
+            continue
+        count_due = False
         out.write(prefix.encode() + line)
         out.flush()
     src.close()
