@@ -17,14 +17,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
 # The suite compiles for its own speed, not the programs': XLA's CPU backend with its older
 # loop emitters, and JAX's "disable most optimizations" (LLVM at level 0, no expensive passes),
-# compile a tiny Hex run 2.9x faster (50.5 s of compilation down to 17.6 s, a 78 s run to 44 s,
-# on a 2-core CPU where compilation is most of the suite). Subprocesses inherit both, so what a
-# test compares is computed under the same settings in every process. The few tests that
+# compile a tiny Hex run 2.3x faster (48.5 s of compilation down to 21.2 s, a 77 s run to 53 s,
+# on a 2-core CPU where compilation is the largest part of the suite). Subprocesses inherit
+# both, so what a test compares is computed under the same settings in every process. The few tests that
 # execute a lot more than they compile (whole matches of searching bots) turn the
 # optimisations back on around that part: the ``optimised_compiles`` fixture. Set
-# JAXGAMES_TEST_XLA_FLAGS=default to run the whole suite with XLA's and JAX's defaults.
+# JAXGAMES_TEST_DEFAULT_COMPILES=1 to run the whole suite with XLA's and JAX's defaults.
 TEST_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
-FAST_COMPILES = os.environ.get("JAXGAMES_TEST_XLA_FLAGS") != "default"
+FAST_COMPILES = os.environ.get("JAXGAMES_TEST_DEFAULT_COMPILES", "0") in ("", "0")
 if FAST_COMPILES:
     if TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = f"{TEST_XLA_FLAGS} {os.environ.get('XLA_FLAGS', '')}".strip()
