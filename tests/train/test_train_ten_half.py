@@ -20,9 +20,16 @@ def read_rows(run):
     return [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_cli_run_writes_everything(tmp_path):
-    summary = ten_half.main(TINY + ["--runs-dir", str(tmp_path), "--run-name", "t"])
-    run = tmp_path / "ten_half" / "t"
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """One unbroken CLI run: what the CLI test checks, and what the resume test must give."""
+    runs_dir = tmp_path_factory.mktemp("runs")
+    summary = ten_half.main(TINY + ["--runs-dir", str(runs_dir), "--run-name", "t"])
+    return summary, runs_dir / "ten_half" / "t"
+
+
+def test_cli_run_writes_everything(whole):
+    summary, run = whole
     saved = json.loads((run / "summary.json").read_text())
     for k in ("optimal_value", "on_policy_value", "off_policy_value", "on_policy_agreement",
               "off_policy_agreement", "episodes", "seconds", "on_policy_arena_mean",
@@ -41,19 +48,16 @@ def test_cli_run_writes_everything(tmp_path):
     assert json.loads((run / "config.json").read_text())["episodes"] == 40000
 
 
-def test_resume_gives_exactly_the_unbroken_result(tmp_path):
+def test_resume_gives_exactly_the_unbroken_result(whole, tmp_path):
+    unbroken, unbroken_run = whole
     base = TINY + ["--runs-dir", str(tmp_path)]
-    _, unbroken_cfg = ten_half.parse(ten_half.PRESETS, base + ["--run-name", "whole"])
-    unbroken = ten_half.train(unbroken_cfg)
     _, cfg = ten_half.parse(ten_half.PRESETS, base + ["--run-name", "killed"])
     assert ten_half.train(cfg, stop_after_chunks=2) == {}  # "killed" after 2 of 4 chunks
     resumed = ten_half.main(base + ["--run-name", "killed", "--resume"])
     for k in unbroken:
         if k != "seconds":
             assert resumed[k] == unbroken[k], k
-    whole = read_rows(tmp_path / "ten_half" / "whole")
-    killed = read_rows(tmp_path / "ten_half" / "killed")
-    assert whole == killed
+    assert read_rows(tmp_path / "ten_half" / "killed") == read_rows(unbroken_run)
 
 
 def test_cli_rejects_bad_input(tmp_path, capsys):
