@@ -20,8 +20,8 @@ _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
 # loop emitters, and JAX's "disable most optimizations" (LLVM at level 0, no expensive passes),
 # compile a tiny Hex run 2.3x faster (48.5 s of compilation down to 21.2 s, a 77 s run to 53 s,
 # on a 2-core CPU where compilation is the largest part of the suite). Subprocesses inherit
-# both, so what a test compares is computed under the same settings in every process. The few tests that
-# execute a lot more than they compile (whole matches of searching bots) turn the
+# both, so what a test compares is computed under the same settings in every process. The few
+# tests that execute a lot more than they compile (whole matches of searching bots) turn the
 # optimisations back on around that part: the ``optimised_compiles`` fixture. Set
 # JAXGAMES_TEST_DEFAULT_COMPILES=1 to run the whole suite with XLA's and JAX's defaults.
 TEST_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"

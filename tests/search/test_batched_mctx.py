@@ -47,11 +47,6 @@ def _model(line: bool = False):
     return root, recurrent_fn, invalid
 
 
-def _jit(fn):
-    """``jax.jit`` without LLVM's optimisations (these searches are tiny; compiling dominates)."""
-    return jax.jit(fn, compiler_options={"xla_backend_optimization_level": 0})
-
-
 def _assert_same(ours, theirs):
     chex.assert_trees_all_close(ours.search_tree, theirs.search_tree, rtol=1e-5, atol=1e-5)
     chex.assert_trees_all_close(ours.action_weights, theirs.action_weights, rtol=1e-5, atol=1e-5)
@@ -63,7 +58,7 @@ def _both(policy_name, line=False, **kwargs):
     root, recurrent_fn, invalid = _model(line)
 
     def bind(policy):
-        return _jit(lambda key: policy(None, key, root, recurrent_fn, invalid_actions=invalid, **kwargs))
+        return jax.jit(lambda key: policy(None, key, root, recurrent_fn, invalid_actions=invalid, **kwargs))
 
     return bind(getattr(batched_mctx, policy_name)), bind(getattr(mctx, policy_name))
 
@@ -113,7 +108,7 @@ def test_stop_at_finished_ends_walks_at_finished_games():
     finished positions: discount 0, i.e. embedding % 5 == 0); the search still spends every
     simulation, and the root's statistics are mctx's where no walk went below one."""
     root, recurrent_fn, invalid = _model()
-    tree = _jit(lambda key: batched_mctx.muzero_policy(
+    tree = jax.jit(lambda key: batched_mctx.muzero_policy(
         None, key, root, recurrent_fn, SIMS, invalid_actions=invalid, stop_at_finished=True).search_tree)(
         jax.random.key(0))
     parents = np.asarray(tree.parents)[:, 1:]

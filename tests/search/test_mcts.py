@@ -24,12 +24,6 @@ B, W = 1, -1   # board values of Black's (player 0) and White's stones
 _DIRS = ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0))
 
 
-def _jit(fn):
-    """``jax.jit`` without LLVM's optimisations: these searches run for milliseconds on 3x3
-    boards, and XLA:CPU compiles them in half the time."""
-    return jax.jit(fn, compiler_options={"xla_backend_optimization_level": 0})
-
-
 # -- the exact solution of 3x3 Hex --------------------------------------------------------------
 
 
@@ -141,7 +135,7 @@ def _fns():
     def run(params, lam, key, states, actions):
         root_fn, recurrent_fn = mcts.make_fns(HEX3, oracle, lam=lam)
         return root_fn(params, key, states), recurrent_fn(params, key, actions, states)
-    return _jit(run)
+    return jax.jit(run)
 
 
 # Black to move; Black at b1 (cell 1) and b2 (cell 4) wins at a3 (6) or b3 (7) at once.
@@ -213,7 +207,7 @@ def _searcher(kind):
         out = mcts.search(HEX3, oracle, params, states, key, num_simulations=32, kind=kind, **extra)
         action = out.action if kind == "gumbel" else mcts.most_visited(out, states.legal_action_mask)
         return action, out
-    return _jit(run)
+    return jax.jit(run)
 
 
 def knobs(lam=0.0, unvisited_q=0.0, dirichlet_fraction=0.0, temperature=1.0):
@@ -290,7 +284,7 @@ def test_per_game_keys_make_a_search_independent_of_its_batch(kind):
     keys = jax.random.split(jax.random.key(7), len(boards))
     noisy = {"source": dict(lam=0.5, dirichlet_fraction=0.5), "muzero": dict(dirichlet_fraction=0.5),
              "gumbel": dict(gumbel_scale=1.0)}[kind]
-    run = _jit(lambda s, k: mcts.search(HEX3, oracle, P(), s, k, num_simulations=16, kind=kind, **noisy))
+    run = jax.jit(lambda s, k: mcts.search(HEX3, oracle, P(), s, k, num_simulations=16, kind=kind, **noisy))
 
     def results(order):
         take = lambda x: x[np.asarray(order)]  # noqa: E731
