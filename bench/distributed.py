@@ -34,6 +34,8 @@ import time
 
 import jax
 
+from train.common.launcher import cpu_devices_env
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CONFIGS = {
     # tests/train/test_train_hex.py's tiny run, with 8 games per update (4 per colour: a
@@ -49,8 +51,7 @@ CONFIGS = {
 
 
 def run_single(game: str, args: list, runs: pathlib.Path, devices: int) -> float:
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-               JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO))
+    env = dict(cpu_devices_env(os.environ, devices), PYTHONPATH=str(REPO))
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", f"train.{game}", *args, "--runs-dir", str(runs)],
                    cwd=REPO, env=env, check=True, capture_output=True)

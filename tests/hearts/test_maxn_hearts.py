@@ -242,15 +242,14 @@ def test_hand_made_end_games_have_real_choices(positions):
 
 
 def test_trick_search_is_maxn(searches):
-    """The PIE's trick search computes maxn.py's values (the same moves, ties included; the
-    values up to float rounding, since the two programs sum them in their own order) on the
+    """The PIE's trick search computes maxn.py's values bit for bit (ties included) on the
     hand-made end games and on random positions at every place in a trick."""
     batch, by_maxn, by_trick = searches
     places = set((np.asarray(batch.num_played) % 4).tolist())
     assert places == {0, 1, 2, 3}
     np.testing.assert_array_equal(by_trick.action, by_maxn.action)
-    np.testing.assert_allclose(by_trick.own_values, by_maxn.own_values, rtol=1e-6)
-    np.testing.assert_allclose(by_trick.action_values, by_maxn.action_values, rtol=1e-6)   # NaN where illegal
+    np.testing.assert_array_equal(by_trick.own_values, by_maxn.own_values)
+    np.testing.assert_array_equal(by_trick.action_values, by_maxn.action_values)   # NaN where illegal
 
 
 def test_trick_search_against_brute_force(positions, searches):

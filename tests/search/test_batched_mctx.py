@@ -18,9 +18,9 @@ B, A, SIMS = 6, 5, 24
 
 def _model(line: bool = False):
     """A random deterministic model: rewards, discounts ±1 (0 at "finished" embeddings, code
-    % 5 == 0), values and logits from an integer hash of the embedding (a path code kept below 9973),
-    exact in float32, some actions invalid at the root. ``line``: every value -0.4 for
-    the mover, which makes each visited child look better than the unvisited ones and grows
+    % 5 == 0), values and logits from an integer hash of the embedding (a path code kept
+    below 9973), exact in float32, some actions invalid at the root. ``line``: every value -0.4
+    for the mover, which makes each visited child look better than the unvisited ones and grows
     lines as deep as the simulations (an untrained network's trees), with distinct rewards
     to keep the Q values apart."""
     def features(emb, salt):

@@ -19,6 +19,7 @@ from train.algos import alphazero as az
 from train.algos import pool as pool_lib
 from train.algos import replay as replay_lib
 from train.common import make_chunk
+from train.common.launcher import cpu_devices_env
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 N = 3
@@ -258,8 +259,7 @@ print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).t
 
 def test_four_devices_match_one():
     def start(n):  # both processes at once
-        env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}",
-                   PYTHONPATH=str(REPO))
+        env = dict(cpu_devices_env(os.environ, n), PYTHONPATH=str(REPO))
         return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

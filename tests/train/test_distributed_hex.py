@@ -40,6 +40,7 @@ import orbax.checkpoint as ocp
 import pytest
 
 from bench.distributed import compare
+from train.common.launcher import cpu_devices_env
 from test_distributed import _audit, _env  # the audit hook that records each process's writes
 import test_distributed as distributed_test  # the run-folder readers
 
@@ -64,8 +65,7 @@ def runs(tmp_path_factory):
     started = {
         "multi": _start(tmp, "multi", [sys.executable, "-m", "train.launch", "--processes", "2",
                                        "--devices-per-process", "2", "--grace", "20", "--", *pipeline]),
-        "one": _start(tmp, "one", pipeline, JAX_PLATFORMS="cpu",
-                      XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=1"),
+        "one": _start(tmp, "one", pipeline, **cpu_devices_env({"XLA_FLAGS": os.environ.get("XLA_FLAGS", "")}, 1)),
     }
     try:
         for name, process in started.items():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from train import ten_half
+from train.common.launcher import cpu_devices_env
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--episodes", "40000", "--episodes-per-update", "2000", "--updates-per-chunk", "5",
@@ -87,8 +88,7 @@ print(json.dumps({"devices": jax.device_count(), **{m: np.asarray(mc.q_values(ca
 
 def test_four_devices_match_one():
     def start(n):  # both processes at once
-        env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}",
-                   PYTHONPATH=str(REPO))
+        env = dict(cpu_devices_env(os.environ, n), PYTHONPATH=str(REPO))
         return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -37,12 +37,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def process_env(base: dict, *, process_id: int, processes: int, devices: int, port: int) -> dict:
-    """The environment of local process ``process_id`` of ``processes``."""
+def cpu_devices_env(base: dict, devices: int) -> dict:
+    """``base`` for a process with ``devices`` CPU devices: its other ``XLA_FLAGS`` kept, any
+    device count replaced."""
     env = dict(base)
     flags = _DEVICE_FLAG.sub("", env.get("XLA_FLAGS", "")).split()
     env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={devices}"])
     env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def process_env(base: dict, *, process_id: int, processes: int, devices: int, port: int) -> dict:
+    """The environment of local process ``process_id`` of ``processes``."""
+    env = cpu_devices_env(base, devices)
     env[COORDINATOR_ENV] = f"127.0.0.1:{port}"
     env[NUM_PROCESSES_ENV] = str(processes)
     env[PROCESS_ID_ENV] = str(process_id)
