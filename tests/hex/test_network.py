@@ -172,13 +172,19 @@ def test_mover_frame_shows_white_the_board_transposed():
     np.testing.assert_allclose(value, value_plain, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("padding", ["VALID", "SAME"])
-@pytest.mark.parametrize("size", [1, 3])
-def test_patch_conv_is_flax_conv(padding, size):
+# every padding and kernel on a 5 x 6 input, and the inputs whose output is 1x1 (VALID on a
+# kernel-sized input, SAME on a 1x1 one), which PatchConv computes as one matrix product
+_CONV_CASES = [(padding, size, (5, 6)) for padding in ("VALID", "SAME") for size in (1, 3)] + [
+    ("VALID", 3, (3, 3)), ("VALID", 1, (1, 1)), ("SAME", 3, (1, 1)), ("SAME", 1, (1, 1)),
+    ("SAME", 3, (3, 3))]
+
+
+@pytest.mark.parametrize("padding,size,side", _CONV_CASES)
+def test_patch_conv_is_flax_conv(padding, size, side):
     """PatchConv: nn.Conv's parameters, outputs and gradients (input and kernel)."""
     import flax.linen as nn
 
-    x = jax.random.normal(jax.random.key(1), (3, 5, 6, 4))
+    x = jax.random.normal(jax.random.key(1), (3, *side, 4))
     ref, ours = nn.Conv(7, (size, size), padding=padding), N.PatchConv(7, (size, size), padding=padding)
     params = ref.init(jax.random.key(2), x)
     params = jax.tree_util.tree_map(lambda a: a + 0.05, params)  # nonzero bias too
