@@ -12,6 +12,7 @@ from jaxgames.core import (
     random_legal_action,
     random_policy,
     rollout,
+    rollout_seated,
 )
 from jaxgames.registry import available, make
 
@@ -29,5 +30,6 @@ __all__ = [
     "random_legal_action",
     "random_policy",
     "rollout",
+    "rollout_seated",
     "search",
 ]

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import rng
-from jaxgames.core import Env, Policy, State, rollout
+from jaxgames.core import Env, Policy, State, rollout_seated
 from jaxgames.ratings import elo
 
 __all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "mixed_seatings", "play", "rotations",
@@ -90,26 +90,16 @@ class Arena:
         self.seats = np.repeat(seatings, deals, axis=0)
         deal_of_game = np.tile(np.arange(deals), len(seatings))
 
-        def one_game(params, deal_key, policy_key, seats):
-            init_key, chance_key = rng.split(deal_key, 2)
-
-            def seated(params, state, key):
-                # every policy proposes, the one in the mover's seat is kept: a select, because
-                # under vmap the games of a batch have different policies to move
-                actions = jnp.stack([jnp.asarray(p(params[i], state, key)) for i, p in enumerate(policies)])
-                return actions[seats[state.current_player]]
-
-            out = rollout(env, env.init(init_key), seated, policy_key, params=params,
-                          max_steps=max_steps, chance_key=chance_key)
-            return out.returns, (stats(out.state) if stats is not None else None)
-
         @jax.jit
         def run(params, key):
             deal_key, policy_key = rng.split(key, 2)
             deal_keys = rng.split(deal_key, deals)[deal_of_game]
-            policy_keys = rng.split(policy_key, self.num_games)
-            return jax.vmap(one_game, in_axes=(None, 0, 0, 0))(
-                params, deal_keys, policy_keys, jnp.asarray(self.seats))
+            init_keys, chance_keys = jax.vmap(lambda k: rng.split(k, 2), out_axes=1)(deal_keys)
+            # each policy decides only in the games where it is to move (rollout_seated)
+            out = rollout_seated(env, jax.vmap(env.init)(init_keys), self.policies, jnp.asarray(self.seats),
+                                 rng.split(policy_key, self.num_games), params=params,
+                                 max_steps=max_steps, chance_keys=chance_keys)
+            return out.returns, (jax.vmap(stats)(out.state) if stats is not None else None)
 
         self._run = run
 
