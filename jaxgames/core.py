@@ -326,7 +326,7 @@ def rollout_seated(env: Env, states: State, policies: Sequence[Policy], seats: A
     evaluated only on the games where it is to move.
 
     ``states`` [G] (batched), ``seats`` int32 [G, num_players] (the policy in each seat of
-    each game), ``keys`` [G] and ``chance_keys`` [G] (or None) as :func:`rollout`'s, one a game;
+    each game), ``keys`` [G] and ``chance_keys`` [G] (or None) as :func:`rollout`'s, one per game;
     ``params[i]`` are policy ``i``'s. Every game gets what ``vmap`` of :func:`rollout` with the
     policy ``policies[seats[g, state.current_player]]`` gives it: the same moves from the same
     keys, the same chance, the same returns and step counts (tested). What differs is the work:
@@ -340,6 +340,7 @@ def rollout_seated(env: Env, states: State, policies: Sequence[Policy], seats: A
     limit = max_steps if max_steps is not None else (env.max_steps or 100_000)
     chunk = -(-num_games // len(policies))
     chunks = -(-num_games // chunk)
+
     def decide(states, act_keys, live):
         if len(policies) == 1:
             return jax.vmap(policies[0], in_axes=(None, 0, 0))(params[0], states, act_keys)
