@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -313,6 +314,41 @@ def test_paired_search_plays_the_same_games_as_two_searches():
         rows.append(jax.tree_util.tree_map(np.asarray, carry.replay.data))
     for a, b in zip(jax.tree_util.tree_leaves(rows[0]), jax.tree_util.tree_leaves(rows[1])):
         np.testing.assert_array_equal(a, b)
+
+
+def test_compact_search_plays_the_same_games_on_half_the_batch():
+    """Once the unfinished games fit in half the batch, only they are searched, in a half-size
+    search: the same games, labels and training as searching the whole batch to the end (a
+    random one-ply search whose keys follow the games), and the half size did run."""
+    sizes = []
+
+    def recorded(search):
+        def wrapped(params, states, key):
+            n = states.step_count.shape[0]
+            jax.debug.callback(lambda: sizes.append(n))
+            return search(params, states, key)
+        return wrapped
+
+    def paired_one_ply(stacked, states, key):
+        logits, _ = az.paired_apply(APPLY)(stacked, states.observation)
+        logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+        return Out(jax.vmap(jax.random.categorical)(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
+
+    results = []
+    for compact in (False, True):
+        cfg = dataclasses.replace(CFG, phase1_updates=0, compact_search=compact)
+        learner = az.make(cfg, ENV, (INIT, APPLY), one_ply, paired_search=recorded(paired_one_ply))
+        carry = learner.init(jax.random.key(0))
+        carry = carry.replace(params=jax.tree_util.tree_map(lambda p: -p, carry.params))
+        sizes.clear()
+        carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
+        jax.effects_barrier()
+        assert int(m["misrouted"]) == 0
+        results.append((jax.tree_util.tree_map(np.asarray, (carry.replay, carry.params)), sorted(set(sizes))))
+    (plain, plain_sizes), (compact, compact_sizes) = results
+    assert plain_sizes == [CFG.games_per_update]
+    assert compact_sizes == [CFG.games_per_update // 2, CFG.games_per_update]
+    chex.assert_trees_all_equal(plain, compact)
 
 
 def test_step_size_decays_to_its_final_fraction():

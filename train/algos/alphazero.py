@@ -141,6 +141,13 @@ class AZConfig:
     ``newest`` model's. A pool opponent's search policy comes from an older network, so with
     ``both`` half the policy targets pull the newest model back towards its past play; with
     ``newest`` the opponent's positions still train the value head (their results are real)."""
+    compact_search: bool = True
+    """With ``paired_search``: once the unfinished games of a step fit in half the batch
+    (each model's movers in a quarter), search only those, in a half-size search; otherwise
+    the whole batch. Games end at different moves and the batch plays on until the longest
+    ends (Hex 7x7 self-play: a share of only about 0.58 of the searched positions is still in play),
+    so the last moves of each update cost half. The same games either way (each game draws
+    from its own keys); the half-size search is a second compiled program."""
 
     def validate(self) -> None:
         if self.sample_moves < 0:
@@ -424,19 +431,36 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                 order = jnp.argsort(jnp.where(wants_new, 0, jnp.where(done, 1, 2)), stable=True)
                 new_idx, old_idx = order[:h], order[h:]
                 misrouted = wants_new[old_idx].sum() + wants_old[new_idx].sum()
+
+                def scattered(found):
+                    actions, policy = jnp.zeros(g, jnp.int32), jnp.zeros((g, A), jnp.float32)
+                    for idx, out in found:
+                        actions = actions.at[idx].set(out.action.astype(jnp.int32))
+                        policy = policy.at[idx].set(out.action_weights)
+                    return actions, policy
+
                 if paired_search is None:
-                    out_new = search(params, _take(states, new_idx), k_new[new_idx])
-                    out_old = search(opponent, _take(states, old_idx), k_old[old_idx])
-                    found = [(new_idx, out_new.action, out_new.action_weights),
-                             (old_idx, out_old.action, out_old.action_weights)]
+                    actions, policy = scattered(
+                        [(new_idx, search(params, _take(states, new_idx), k_new[new_idx])),
+                         (old_idx, search(opponent, _take(states, old_idx), k_old[old_idx]))])
                 else:
                     both = jax.tree_util.tree_map(lambda p, q: jnp.stack([p, q]), params, opponent)
-                    out = paired_search(both, _take(states, order), k_new[order])
-                    found = [(order, out.action, out.action_weights)]
-                actions, policy = jnp.zeros(g, jnp.int32), jnp.zeros((g, A), jnp.float32)
-                for idx, action, weights in found:
-                    actions = actions.at[idx].set(action.astype(jnp.int32))
-                    policy = policy.at[idx].set(weights)
+
+                    def searched(idx):   # idx: the new model's games, then as many of the old's
+                        return scattered([(idx, paired_search(both, _take(states, idx), k_new[idx]))])
+
+                    q = g // 4
+                    if cfg.compact_search and q > 0:
+                        # each model's movers first, then finished games to fill its quarter
+                        # (taken from opposite ends, so no game is searched twice)
+                        i = jnp.arange(g)
+                        rank = lambda wants: jnp.where(wants, 0, jnp.where(done, 1, 2)) * g  # noqa: E731
+                        half = jnp.concatenate([jnp.argsort(rank(wants_new) + i)[:q],
+                                                jnp.argsort(rank(wants_old) + g - 1 - i)[:q]])
+                        fits = (wants_new.sum() <= q) & (wants_old.sum() <= q)
+                        actions, policy = jax.lax.cond(fits, searched, lambda _: searched(order), half)
+                    else:
+                        actions, policy = searched(order)
                 best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
                 actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
                 if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)

@@ -45,7 +45,7 @@ def az_config(config) -> az.AZConfig:
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
-        policy_from=config.policy_from)
+        policy_from=config.policy_from, compact_search=config.compact_search)
 
 
 def num_models(config) -> int:

@@ -57,6 +57,9 @@ class Config(RunConfig):
     """Whose self-play moves train the policy head: both (the source) or newest (the pool
     opponent's search policies, from an older network, are left out; its positions still
     train the value head)."""
+    compact_search: bool = True
+    """Once a self-play step's unfinished games fit in half the batch, search only them (a
+    half-size search; the same games, fewer positions searched after most games have ended)."""
     sgd_steps: int = 32
     """Minibatch steps per update."""
     batch_size: int = 128
