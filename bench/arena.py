@@ -31,6 +31,22 @@ from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 
 
+def every_policy_rollout(env, policies, seats, init_keys, keys, *, params, max_steps=None,
+                         chance_keys=None):
+    """The arena's loop before ``rollout_seated``: ``vmap`` of ``jaxgames.rollout`` in which
+    every policy decides at every step and a select keeps the mover's (``seats`` [G, players],
+    keys [G]). The peer here, and the reference ``tests/common/test_arena.py`` compares with."""
+    def one(init_key, key, chance_key, seat):
+        def mover(params, state, k):
+            actions = jnp.stack([p(params[i], state, k) for i, p in enumerate(policies)])
+            return actions[seat[state.current_player]]
+        return jaxgames.rollout(env, env.init(init_key), mover, key, params=params,
+                                max_steps=max_steps, chance_key=chance_key)
+
+    chance_axis = None if chance_keys is None else 0
+    return jax.vmap(one, in_axes=(0, 0, chance_axis, 0))(init_keys, keys, chance_keys, seats)
+
+
 def loops(env, policies, num_games: int):
     """``(seated, select)``: jitted ``(params, key) -> returns [G, P]`` of the two game loops."""
     seats = jnp.asarray(np.repeat(arena.rotations(env.num_players), num_games // env.num_players, axis=0))
@@ -47,15 +63,7 @@ def loops(env, policies, num_games: int):
 
     @jax.jit
     def select(params, key):
-        init_keys, play_keys = keys(key)
-
-        def one(init_key, play_key, seat):
-            def mover(params, state, k):
-                actions = jnp.stack([p(params[i], state, k) for i, p in enumerate(policies)])
-                return actions[seat[state.current_player]]
-            return jaxgames.rollout(env, env.init(init_key), mover, play_key, params=params).returns
-
-        return jax.vmap(one)(init_keys, play_keys, seats)
+        return every_policy_rollout(env, policies, seats, *keys(key), params=params).returns
 
     return seated, select
 

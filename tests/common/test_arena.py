@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import jaxgames
+from bench.arena import every_policy_rollout
 from jaxgames import arena, ratings
 from jaxgames.ten_half import dp
 from toy_games import Duel, HighCard, Take
@@ -180,15 +181,8 @@ def test_rollout_seated_is_vmapped_rollout_of_the_movers_policy(game, options, p
     keys = jax.random.split(jax.random.key(4), num_games)
     chance = jax.random.split(jax.random.key(5), num_games) if duplicate else None
     params = [None] * len(policies)
-
-    def one(init_key, key, chance_key, seat):
-        def seated(params, state, key):
-            actions = jnp.stack([p(params[i], state, key) for i, p in enumerate(policies)])
-            return actions[seat[state.current_player]]
-        return jaxgames.rollout(env, env.init(init_key), seated, key, params=params,
-                                max_steps=max_steps, chance_key=chance_key)
-
-    want = jax.jit(jax.vmap(one, in_axes=(0, 0, 0 if duplicate else None, 0)))(init_keys, keys, chance, seats)
+    want = jax.jit(lambda: every_policy_rollout(env, policies, seats, init_keys, keys, params=params,
+                                                max_steps=max_steps, chance_keys=chance))()
     got = jax.jit(lambda: jaxgames.rollout_seated(
         env, jax.vmap(env.init)(init_keys), policies, seats, keys, params=params, max_steps=max_steps,
         chance_keys=chance))()

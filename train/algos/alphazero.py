@@ -453,10 +453,11 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                     if cfg.compact_search and q > 0:
                         # each model's movers first, then finished games to fill its quarter
                         # (taken from opposite ends, so no game is searched twice)
+                        def first(wants, tie):   # wanting, then finished, then the rest
+                            return jnp.argsort(jnp.where(wants, 0, jnp.where(done, 1, 2)) * g + tie)[:q]
+
                         i = jnp.arange(g)
-                        rank = lambda wants: jnp.where(wants, 0, jnp.where(done, 1, 2)) * g  # noqa: E731
-                        half = jnp.concatenate([jnp.argsort(rank(wants_new) + i)[:q],
-                                                jnp.argsort(rank(wants_old) + g - 1 - i)[:q]])
+                        half = jnp.concatenate([first(wants_new, i), first(wants_old, g - 1 - i)])
                         fits = (wants_new.sum() <= q) & (wants_old.sum() <= q)
                         actions, policy = jax.lax.cond(fits, searched, lambda _: searched(order), half)
                     else:
