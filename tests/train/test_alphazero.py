@@ -200,11 +200,12 @@ def test_policy_from_newest_keeps_only_the_newest_models_targets():
     """With ``policy_from="newest"`` the positions where the pool opponent moved keep no policy
     target. The newest model's weights are zeroed, so its one-ply policy is uniform over the
     legal moves while the pool model's is not: every kept target must be uniform, the others
-    all zero, about half of each (Hex alternates its movers)."""
+    all zero, about half of each (Hex alternates its movers). Only the model that plays
+    (``average``) is zeroed, not the SGD iterate: self-play must read the former."""
     learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, policy_from="newest"),
                       ENV, (INIT, APPLY), one_ply)
     carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
-    carry = carry.replace(params=jax.tree_util.tree_map(jnp.zeros_like, carry.params))
+    carry = carry.replace(average=jax.tree_util.tree_map(jnp.zeros_like, carry.average))
     carry, _ = make_chunk(learner.update, 1)(carry, jax.random.key(1), 0)
     size = int(carry.replay.size)
     policy = np.asarray(carry.replay.data.policy[:size])
@@ -215,6 +216,27 @@ def test_policy_from_newest_keeps_only_the_newest_models_targets():
     assert np.all(policy[~targeted] == 0)
     # each of the 8 games gives the newest model floor or ceil of half its moves
     assert (size - 8) / 2 <= targeted.sum() <= (size + 8) / 2
+
+
+@pytest.mark.parametrize("decay", [0.0, 0.75])
+def test_the_model_is_the_moving_average_of_the_sgd_iterates(decay):
+    """One SGD step from ``p0`` to ``p1``: the model becomes ``d * p0 + (1 - d) * p1`` (with
+    ``d = 0`` the iterate itself), and it is the model that ``params`` gives and ``promote``
+    puts into the pool."""
+    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, learning_rate=1e-2,
+                                          average_decay=decay), ENV, (INIT, APPLY), one_ply)
+    carry0 = learner.init(jax.random.key(0))
+    p0 = jax.tree_util.tree_map(np.asarray, carry0.params)     # the chunk donates carry0
+    carry, _ = make_chunk(learner.update, 1)(carry0, jax.random.key(1), 0)
+    p1 = carry.params
+    assert not np.allclose(p0["wp"], p1["wp"])     # the step moved the iterate
+    expected = jax.tree_util.tree_map(lambda a, b: decay * a + (1 - decay) * b, p0, p1)
+    chex.assert_trees_all_close(carry.average, expected, rtol=1e-5, atol=1e-7)
+    chex.assert_trees_all_equal(learner.params(carry), carry.average)
+    promoted = jax.jit(learner.promote)(carry)
+    chex.assert_trees_all_equal(pool_lib.get(promoted.pool, promoted.pool.size - 1), carry.average)
+    with pytest.raises(ValueError, match="average_decay"):
+        az.make(az.AZConfig(max_moves=9, average_decay=1.0), ENV, (INIT, APPLY), one_ply)
 
 
 def test_the_policy_loss_averages_over_the_rows_with_a_target():

@@ -18,6 +18,8 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
 2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
 3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
    position replaced by its image under ``symmetry`` with probability 1/2 (when given).
+   With ``average_decay`` the model that plays and is evaluated is the moving average of the
+   SGD iterates (Polyak averaging); SGD itself goes on from its last iterate.
 
 The pool is not changed by ``update``: the pipeline promotes the newest model with
 ``learner.promote(carry)`` in the driver's ``between_chunks`` hook (after every round), so
@@ -148,6 +150,11 @@ class AZConfig:
     ends (Hex 7x7 self-play: a share of only about 0.58 of the searched positions is still in play),
     so the last moves of each update cost half. The same games either way (each game draws
     from its own keys); the half-size search is a second compiled program."""
+    average_decay: float = 0.0
+    """Polyak averaging: the run's model (self-play's newest, the pool, evaluation, ``params``)
+    is an exponential moving average of the SGD iterates, ``average <- d * average + (1 - d)
+    * iterate`` after every SGD step, while SGD goes on from its own iterate; 0: the iterate
+    itself (the source). It smooths the step-to-step noise of the last iterate."""
 
     def validate(self) -> None:
         if self.sample_moves < 0:
@@ -172,6 +179,8 @@ class AZConfig:
             raise ValueError("decay_updates must be >= 0 and final_lr_fraction in [0, 1]")
         if self.beta < 0 or self.learning_rate <= 0:
             raise ValueError("beta must be >= 0 and learning_rate > 0")
+        if not 0.0 <= self.average_decay < 1.0:
+            raise ValueError(f"average_decay must be in [0, 1), got {self.average_decay}")
         if not 0.0 <= self.rmsprop_decay < 1.0 or self.rmsprop_eps <= 0:
             raise ValueError("rmsprop_decay must be in [0, 1) and rmsprop_eps > 0")
 
@@ -189,7 +198,8 @@ class Position:
 
 @chex.dataclass(frozen=True)
 class AZCarry:
-    params: Any
+    params: Any            # the SGD iterate
+    average: Any           # the model: the iterates' moving average (``average_decay``; 0: params)
     opt_state: Any
     pool: pool_lib.Pool
     replay: replay_lib.Replay
@@ -348,7 +358,9 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         pool = pool_lib.empty(params, cfg.pool_capacity)
         if cfg.phase1_updates == 0:
             pool = pool_lib.add(pool, params)
-        return AZCarry(params=params, opt_state=optimizer.init(params), pool=pool,
+        # a copy: the same array in two leaves of a carry that a chunk donates is donated twice
+        return AZCarry(params=params, average=jax.tree_util.tree_map(jnp.copy, params),
+                       opt_state=optimizer.init(params), pool=pool,
                        replay=replay_lib.empty(row_like(), cfg.buffer_size),
                        step=jnp.int32(0), games=jnp.int32(0),
                        ratings=jnp.full(cfg.pool_capacity, pool_lib.UNRATED, jnp.float32))
@@ -415,7 +427,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
             itself = jax.random.bernoulli(jax.random.fold_in(k_pick, 1), cfg.self_fraction)
             has = has & ~itself
         opponent = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q),
-                                          pool_lib.get(carry.pool, slot), carry.params)
+                                          pool_lib.get(carry.pool, slot), carry.average)
 
         def play(shared, games, record):
             params, opponent, has_opponent = shared
@@ -471,7 +483,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
             return finish(states0, ids, record, moves)
 
         rows, valid, returns, ended, misrouted = on_devices(play)(
-            (carry.params, opponent, has), (start(k0), newest_seat, game_ids), k1)
+            (carry.average, opponent, has), (start(k0), newest_seat, game_ids), k1)
         rows, valid = flatten(rows, valid)
         newest_return = jnp.take_along_axis(returns, newest_seat[:, None], axis=1)[:, 0]
         return rows, valid, {"newest_score": newest_return.mean(), "misrouted": misrouted.sum(),
@@ -504,16 +516,21 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         replay = replay_lib.write(carry.replay, rows, valid)
 
         def sgd(state, key):
-            params, opt_state = state
+            params, opt_state, average = state
             k_sample, k_aug = rng.split(key, 2)
             batch = augment(shard_batch(replay_lib.sample(replay, k_sample, cfg.batch_size)), k_aug)
             grads, aux = grad_fn(params, batch)
             updates, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), aux
+            params = optax.apply_updates(params, updates)
+            if cfg.average_decay:
+                average = optax.incremental_update(params, average, 1.0 - cfg.average_decay)
+            return (params, opt_state, average), aux
 
-        (params, opt_state), aux = jax.lax.scan(sgd, (carry.params, carry.opt_state),
-                                                rng.split(k_sgd, cfg.sgd_steps))
-        carry = carry.replace(params=params, opt_state=opt_state, replay=replay,
+        (params, opt_state, average), aux = jax.lax.scan(
+            sgd, (carry.params, carry.opt_state, carry.average), rng.split(k_sgd, cfg.sgd_steps))
+        if not cfg.average_decay:
+            average = params
+        carry = carry.replace(params=params, average=average, opt_state=opt_state, replay=replay,
                               step=carry.step + 1, games=carry.games + G)
         metrics = {k: v.mean() for k, v in aux.items()}
         metrics.update(stats, positions=valid.sum(dtype=jnp.int32), buffer_size=replay.size,
@@ -526,7 +543,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         return eval_search(params, one, key).action[0].astype(jnp.int32)
 
     def promote(carry: AZCarry) -> AZCarry:
-        return carry.replace(pool=pool_lib.add(carry.pool, carry.params))
+        return carry.replace(pool=pool_lib.add(carry.pool, carry.average))
 
-    return AlphaZero(init=init, update=update, policy=policy, params=lambda c: c.params,
+    return AlphaZero(init=init, update=update, policy=policy, params=lambda c: c.average,
                      promote=promote, loss=lambda p, b: loss(cfg, apply_fn, p, b), config=cfg)

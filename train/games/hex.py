@@ -45,7 +45,8 @@ def az_config(config) -> az.AZConfig:
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
-        policy_from=config.policy_from, compact_search=config.compact_search)
+        policy_from=config.policy_from, compact_search=config.compact_search,
+        average_decay=config.average_decay)
 
 
 def num_models(config) -> int:
@@ -180,7 +181,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on
             # this process's first device (fed arrays spread over the mesh, it would run whole
             # on every device of it); every process gets the same results
-            res = uct_arena([to_host(carry["az"].params), None], jax.random.fold_in(eval_key, step))
+            res = uct_arena([to_host(learner.params(carry["az"])), None], jax.random.fold_in(eval_key, step))
             rate, _ = res.win_rate(0)
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
             row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
@@ -208,7 +209,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             if pool_arena is not None:
                 for slot in elo_opponent_slots(pool_host.ids, int(pool_host.size), config.elo_opponents):
                     other = int(pool_host.ids[slot]) + 1
-                    r = pool_arena(to_host([az_carry.params, pool_lib.get(az_carry.pool, slot)]),
+                    r = pool_arena(to_host([learner.params(az_carry), pool_lib.get(az_carry.pool, slot)]),
                                    jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
                     w = (r.returns[:, 0] > 0).sum()
                     points[me, other] += w
@@ -233,7 +234,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             on_chunk=on_chunk, between_chunks=between_chunks,
             checkpointing=Checkpointing(latest=latest, config_json=config.to_json(),
                                         resume=config.resume, best=best,
-                                        best_metric="vs_uct", params=lambda c: c["az"].params),
+                                        best_metric="vs_uct", params=lambda c: learner.params(c["az"])),
             display=Display(enabled=config.progress, desc=f"hex {config.board_size}x{config.board_size} games",
                             units_per_update=units,
                             show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  "
@@ -243,7 +244,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         best_is_last = best_step in (None, result.step)
         # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
         # best against UCT): it gets the same final evaluation as the last model
-        best_params = (best.restore_or_warn(result.carry["az"].params, train_key, step=best_step,
+        best_params = (best.restore_or_warn(learner.params(result.carry["az"]), train_key, step=best_step,
                                             consequence="the summary leaves the best model out")
                        if finished and not best_is_last else None)
         latest.close()
@@ -252,7 +253,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             return {}
         rows = rundir.metrics()
         last = rows[-1]
-        params = to_host(result.carry["az"].params)
+        params = to_host(learner.params(result.carry["az"]))
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = versus_uct(final_arena([params, None], final_key))
         if best_is_last:
