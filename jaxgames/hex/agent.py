@@ -284,9 +284,11 @@ def _read_meta(ocp, step_dir: pathlib.Path) -> dict:
 
 def _params_path(carry: Any, abstract: Any) -> tuple | None:
     """Where in the saved carry the network's parameters are: ``()`` when the carry is the
-    parameters (``best/``), else the shallowest node named ``params`` whose tree, shapes and
-    dtypes are the network's (``checkpoints/``: the learner's ``params``, not the optimizer's
-    copies of their shape, nor the pool's stacked ones)."""
+    parameters (``best/``), else the shallowest node named ``average`` or ``params`` whose
+    tree, shapes and dtypes are the network's (``checkpoints/``: the learner's model, not the
+    optimizer's copies of their shape, nor the pool's stacked ones). ``average`` comes first:
+    it is the model that plays (the SGD iterate ``params`` itself unless ``average_decay``);
+    checkpoints written before it joined the carry hold ``params`` alone."""
     if _fits(carry, abstract):
         return ()
     found = []
@@ -294,12 +296,12 @@ def _params_path(carry: Any, abstract: Any) -> tuple | None:
     def walk(node, path):
         if isinstance(node, dict):
             for k, v in node.items():
-                if k == "params" and _fits(v, abstract):
+                if k in ("average", "params") and _fits(v, abstract):
                     found.append(path + (k,))
                 walk(v, path + (k,))
 
     walk(carry, ())
-    return min(found, key=len) if found else None
+    return min(found, key=lambda p: (len(p), p[-1] != "average")) if found else None
 
 
 def _fits(node: Any, abstract: Any) -> bool:

@@ -129,9 +129,22 @@ def test_without_best_the_newest_checkpoint_is_read(copy):
     agent = load_agent(folder)
     latest = step_dir(folder / "checkpoints")
     assert agent.checkpoint == latest and agent.step == int(latest.name)
-    # the learner's parameters inside the whole training carry, read without any target
+    # the learner's model inside the whole training carry, read without any target
     raw = ocp.PyTreeCheckpointer().restore(latest / "state")
-    leaves_equal(agent.params, raw["carry"]["az"]["params"])
+    leaves_equal(agent.params, raw["carry"]["az"]["average"])
+
+
+def test_in_a_training_carry_the_model_is_the_average_else_params():
+    """The agent is the model that played (``average``), not the SGD iterate beside it;
+    checkpoints from before ``average`` joined the carry hold ``params`` alone."""
+    from jaxgames.hex.agent import _params_path
+
+    abstract = jax.eval_shape(network.make(N).init, jax.random.key(0))
+    p = jax.tree_util.tree_map(lambda a: np.zeros(a.shape, a.dtype), abstract)
+    carry = {"az": {"params": p, "average": p, "opt_state": [{"mu": p}], "pool": {"params": p}}}
+    assert _params_path(carry, abstract) == ("az", "average")
+    del carry["az"]["average"]
+    assert _params_path(carry, abstract) == ("az", "params")
 
 
 # -- the policy ---------------------------------------------------------------------------------
