@@ -284,6 +284,11 @@ def test_forwarded_output_drops_gloos_greeting_even_split_apart(capfdbinary):
                        b"\n"
                        b"[Gloo] Rank 1 is connected to 3 peer ranks. Expected number of connected peer ranks is : \n"
                        b"3\n"
+                       # two threads' greetings on one line, the first one's count after it (a
+                       # 2 x 2 Hex launch under load printed '[process 1] 3')
+                       b"[Gloo] Rank 1 is connected to 3 peer ranks. Expected number of connected peer ranks is : "
+                       b"[Gloo] Rank 1 is connected to 3 peer ranks. Expected number of connected peer ranks is : 3\n"
+                       b"3\n"
                        b"loss 0.25\n"
                        b"3\n")
     launcher._pump(child, sys.stdout, "[process 1] ")

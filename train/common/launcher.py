@@ -26,7 +26,8 @@ _DEVICE_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
 # blank line (a stray newline) is dropped too, and so is a bare count right after a greeting
 # that ended without one.
 _CHATTER = re.compile(rb"is connected to \d+ peer ranks|Expected number of connected peer ranks is")
-_COUNTLESS = re.compile(rb"ranks is\s*:\s*$")
+_ASKED = re.compile(rb"ranks is\s*:")
+_ANSWERED = re.compile(rb"ranks is\s*:\s*\d+")
 _BARE_COUNT = re.compile(rb"^\s*\d+\s*$")
 
 
@@ -180,14 +181,18 @@ def _pump(src, dst, prefix: str) -> None:
     """Copy lines of a child's stream to ours, each with ``prefix`` (blank lines and gloo's
     greeting left out)."""
     out = dst.buffer
-    count_due = False
+    counts_due = 0      # greetings whose count gloo's thread will write on a line of its own
     for line in iter(src.readline, b""):
-        if not line.strip() or (count_due and _BARE_COUNT.match(line)):
+        if not line.strip():
+            continue
+        if counts_due and _BARE_COUNT.match(line):
+            counts_due -= 1
             continue
         if _CHATTER.search(line):
-            count_due = bool(_COUNTLESS.search(line))
+            # two threads' greetings can share a line, the first one's count coming after it
+            counts_due = len(_ASKED.findall(line)) - len(_ANSWERED.findall(line))
             continue
-        count_due = False
+        counts_due = 0
         out.write(prefix.encode() + line)
         out.flush()
     src.close()
