@@ -131,13 +131,12 @@ PRESETS = {
     # since phase 1's UCT labels cost more than they bring at this budget; Gumbel search, which
     # improves the policy with few simulations; 24 rounds, since 16 left some seeds short of
     # the bar; the agent searches with as many simulations as its UCT opponent; the Elo games
-    # meet the four newest pool models, a constant cost per round; the policy head learns from
-    # the newest model's moves only, as in the full preset (on a 2-core CPU slower at the
-    # network, seed 3 won 84% with the source's "both" and 91.5% with "newest")
+    # meet the four newest pool models, a constant cost per round. The policy head keeps the
+    # source's targets ("both"): "newest" and Polyak averaging each helped one seed and hurt
+    # another in the runs of docs/hex_training.md
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
                     updates_per_round=16, rounds=24, sgd_steps=256, buffer_size=50_000,
-                    eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True,
-                    policy_from="newest"),
+                    eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True),
     # the source's board and phase 1, then self-play in which only the newest model's moves
     # train the policy head (policy_from="newest"; with the source's "both" the run of
     # docs/hex_training.md peaked at round 9, 71% over 200 games, then fell to 21%), the agent
