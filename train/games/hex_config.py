@@ -132,8 +132,9 @@ PRESETS = {
     # improves the policy with few simulations; 24 rounds, since 16 left some seeds short of
     # the bar; the agent searches with as many simulations as its UCT opponent; the Elo games
     # meet the four newest pool models, a constant cost per round. The policy head keeps the
-    # source's targets ("both"): "newest" and Polyak averaging each helped one seed and hurt
-    # another in the runs of docs/hex_training.md
+    # source's targets ("both"), measured on four seeds: in docs/hex_training.md "newest"
+    # helped one seed and hurt another, and Polyak averaging (average_decay) on top of it was
+    # tried on three seeds only
     "quick": Config(phase1="none", search="gumbel", simulations=64, games_per_update=128,
                     updates_per_round=16, rounds=24, sgd_steps=256, buffer_size=50_000,
                     eval_simulations=200, eval_games=20, elo_opponents=4, lr_decay=True),
