@@ -1,7 +1,7 @@
 """Hex: reinforcement learning against a pool of past models, evaluated against plain UCT.
 
     python -m train.hex                            # quick: 7x7 (<= 15 min on a 2-core CPU)
-    python -m train.hex --preset full              # 11x11, phase 1 + 12 rounds (the source: ten)
+    python -m train.hex --preset full              # 11x11, phase 1 + the source's ten rounds
     python -m train.hex --board-size 9 --simulations 64 --run-name b9
 
 The source (Zhang, Meng & Yang 2020): phase 1 trains the network on random games labelled by

@@ -146,13 +146,15 @@ PRESETS = {
     # searching with 200 simulations against UCT with 1,000. Its one run (18 rounds, 2 CPU
     # devices, on a machine 1.8x slower at the network than the one the quick preset was
     # timed on) kept its best model at round 10, 83% over 200 games, after 1 h 32 min; the
-    # preset stops at round 12 on that run's schedule (the cosine spans 18 rounds) to stay
-    # within 2 hours there. The Elo games meet the two newest pool models, a constant cost.
+    # preset stops there, at the source's ten rounds, on that run's schedule (the cosine spans
+    # 18 rounds): ten rounds took 1 h 49 min on a 2-core CPU 2.6x slower at the network than
+    # the quick preset's, where twelve would take about 2 h 10 min. The Elo games meet the two
+    # newest pool models, a constant cost.
     # No Polyak averaging here, unlike the quick preset: its one 11x11 run (ten rounds) won 28%
     # against UCT-1,000, against 83% for the last iterate's run (docs/hex_training.md).
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_games=20,
-                   elo_games=8, elo_opponents=2, rounds=12, lr_decay=True, lr_decay_rounds=18,
+                   elo_games=8, elo_opponents=2, rounds=10, lr_decay=True, lr_decay_rounds=18,
                    policy_from="newest"),
 }
