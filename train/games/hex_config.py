@@ -149,8 +149,9 @@ PRESETS = {
     # preset stops there, at the source's ten rounds, on that run's schedule (the cosine spans
     # 18 rounds): on a 2-core CPU 2.6x slower at the network than the quick preset's, where
     # twelve would take about 2 h 10 min, the preset ran end to end in 1 h 46 min and won
-    # 53.5% over 200 games (seed 0): the bar's time, not its strength. The Elo games meet the
-    # two newest pool models, a constant cost.
+    # 53.5% over 200 games (seed 0): the bar's time, not its strength. 32 simulations with
+    # twice the games learned faster early and stalled as low (47.5%), so it keeps 64. The Elo
+    # games meet the two newest pool models, a constant cost.
     # No Polyak averaging here, unlike the quick preset: its one 11x11 run (ten rounds) won 28%
     # against UCT-1,000, against 83% for the last iterate's run (docs/hex_training.md).
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
