@@ -6,8 +6,9 @@
 
 What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rundir.py`` write):
 
-- ``config.json``: ``board_size``, ``network`` (source or resnet), ``search`` (muzero, gumbel
-  or source), ``simulations`` and ``eval_simulations`` (0: as ``simulations``); the agent
+- ``config.json``: ``board_size``, ``network`` (source or resnet; a resnet's
+  ``resnet_blocks`` and ``resnet_channels``, the defaults where a config has none), ``search``
+  (muzero, gumbel or source), ``simulations`` and ``eval_simulations`` (0: as ``simulations``); the agent
   searches with ``eval_simulations`` (what the run's evaluation against UCT used) unless
   ``simulations=`` is given;
 - the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT, the
@@ -115,10 +116,12 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
                              f"got {simulations!r}")
         settings["simulations"] = int(simulations)
     env, net, policy, jitted = _build(settings["board_size"], settings["network"],
-                                      settings["search"], settings["simulations"])
+                                      settings["search"], settings["simulations"], settings["sizes"])
     abstract = jax.eval_shape(net.init, jax.random.key(0))
+    sizes = dict(settings["sizes"])
+    shape = f" ({sizes['blocks']} blocks, {sizes['channels']} channels)" if sizes else ""
     where = (f"the {settings['board_size']}x{settings['board_size']} {settings['network']} "
-             f"network of {run / 'config.json'}")
+             f"network{shape} of {run / 'config.json'}")
     step_dir = find_checkpoint(run)
     params = _restore_params(step_dir, abstract, where, settings["board_size"])
     return Agent(env=env, policy=policy, params=params, network=net, jitted_policy=jitted,
@@ -131,8 +134,10 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
 
 
 def read_config(run: pathlib.Path) -> dict:
-    """``{"board_size", "network", "search", "simulations"}`` from ``run/config.json``, the
-    simulations being those the agent plays with (``eval_simulations`` or ``simulations``)."""
+    """``{"board_size", "network", "search", "simulations", "sizes"}`` from
+    ``run/config.json``, the simulations being those the agent plays with (``eval_simulations``
+    or ``simulations``), ``sizes`` the network's size arguments as sorted ``(name, value)``
+    pairs (``jaxgames.hex.network.size_options``)."""
     run = pathlib.Path(run)
     if not run.exists():
         raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.hex "
@@ -170,7 +175,14 @@ def read_config(run: pathlib.Path) -> dict:
     for name, value, low in (("simulations", sims, 1), ("eval_simulations", eval_sims, 0)):
         if not _is_int(value) or value < low:
             raise AgentError(f"{path}: {name} must be an integer >= {low}, got {value!r}")
-    return {"board_size": n, "network": kind, "search": search, "simulations": eval_sims or sims}
+    try:
+        sizes = hex_network.size_options(
+            kind, resnet_blocks=config.get("resnet_blocks", hex_network.RESNET_BLOCKS),
+            resnet_channels=config.get("resnet_channels", hex_network.RESNET_CHANNELS))
+    except ValueError as e:
+        raise AgentError(f"{path}: {e}") from None
+    return {"board_size": n, "network": kind, "search": search, "simulations": eval_sims or sims,
+            "sizes": tuple(sorted(sizes.items()))}
 
 
 def find_checkpoint(run: pathlib.Path) -> pathlib.Path:
@@ -368,10 +380,11 @@ def _is_int(x: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _build(board_size: int, network: str, search: str, simulations: int):
+def _build(board_size: int, network: str, search: str, simulations: int,
+           sizes: tuple[tuple[str, int], ...] = ()):
     """``(env, net, policy, jax.jit(policy))``, one per settings in a process (one compile)."""
     env = jaxgames.make("hex", board_size=board_size)
-    net = hex_network.make(board_size, kind=network)
+    net = hex_network.make(board_size, kind=network, **dict(sizes))
     policy = mcts.mcts_policy(env, net.apply, num_simulations=simulations, kind=search)
     return env, net, policy, jax.jit(policy)
 

@@ -69,6 +69,9 @@ SOURCE_FILTERS = (32, 64, 64, 96)
 SOURCE_HIDDEN = 128
 #: parameters of the source's network at 11x11 (its Fig. 5)
 SOURCE_PARAMS_11 = 237_882
+#: the residual tower's default depth and width (``kind="resnet"``)
+RESNET_BLOCKS = 6
+RESNET_CHANNELS = 64
 #: the source used TensorFlow/Keras, whose layers start from Glorot-uniform kernels and zero biases
 _KERAS_INIT = nn.initializers.glorot_uniform()
 
@@ -189,8 +192,8 @@ class ResNet(nn.Module):
     """Residual tower. ``obs [B, n, n, 2] -> (policy logits [B, n*n + 1], value logit [B])``."""
 
     board_size: int
-    blocks: int = 6
-    channels: int = 64
+    blocks: int = RESNET_BLOCKS
+    channels: int = RESNET_CHANNELS
     value_hidden: int = 128
 
     @nn.compact
@@ -277,6 +280,18 @@ def to_mover_frame(obs: Array, white: Array) -> Array:
     return jnp.where(white[:, None, None, None], jnp.swapaxes(obs, 1, 2), obs)
 
 
+def size_options(kind: str, *, resnet_blocks: int = RESNET_BLOCKS,
+                 resnet_channels: int = RESNET_CHANNELS) -> dict[str, int]:
+    """:func:`make`'s keyword arguments for a run's network settings: the residual tower's
+    depth and width; the source's network has no size to set, so none for it."""
+    if kind != "resnet":
+        return {}
+    for name, value, low in (("resnet_blocks", resnet_blocks, 0), ("resnet_channels", resnet_channels, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return {"blocks": resnet_blocks, "channels": resnet_channels}
+
+
 def make(board_size: int = 11, *, kind: str = "source", mover_frame: bool = True,
          **kwargs: Any) -> Network:
     """The network for an n x n board and its adapter (see the module docstring).
@@ -287,7 +302,8 @@ def make(board_size: int = 11, *, kind: str = "source", mover_frame: bool = True
         sees the board as it is and must tell the colours apart from the counts itself.
 
     kind: ``"source"`` (the paper's network; kwargs ``filters``, ``hidden``) or ``"resnet"``
-        (kwargs ``blocks`` (6), ``channels`` (64), ``value_hidden`` (128)).
+        (kwargs ``blocks`` (6), ``channels`` (64), ``value_hidden`` (128); a run's settings
+        give them through :func:`size_options`).
     """
     n = check_size(board_size)
     if kind == "source":
@@ -366,6 +382,8 @@ __all__ = [
     "Network",
     "PatchConv",
     "ResNet",
+    "RESNET_BLOCKS",
+    "RESNET_CHANNELS",
     "SOURCE_FILTERS",
     "SOURCE_HIDDEN",
     "SOURCE_PARAMS_11",
@@ -375,6 +393,7 @@ __all__ = [
     "make",
     "mover_is_white",
     "num_params",
+    "size_options",
     "to_mover_frame",
     "uniform_swap_logit",
 ]

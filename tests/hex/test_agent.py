@@ -248,6 +248,42 @@ def test_parameters_that_do_not_fit_the_config_are_refused(copy):
         load_agent(folder)
 
 
+def _resnet_run(folder: pathlib.Path, *, blocks: int, channels: int) -> tuple[pathlib.Path, dict]:
+    """The run's folder turned into a resnet run of that size: config.json says so and best/
+    holds parameters of that network, saved as training saves them."""
+    from train.common.checkpoint import Checkpointer
+
+    _edit_config(network="resnet", resnet_blocks=blocks, resnet_channels=channels)(folder)
+    params = network.make(N, kind="resnet", blocks=blocks, channels=channels).init(jax.random.key(3))
+    shutil.rmtree(folder / "best")
+    writer = Checkpointer(folder / "best", keep=1)
+    writer.save(5, params, jax.random.key(0), (folder / "config.json").read_text(), extra={"vs_uct": 1.0})
+    writer.close()
+    return folder, params
+
+
+def test_a_resnet_run_loads_with_its_own_size(copy):
+    folder, saved = _resnet_run(copy(), blocks=1, channels=4)
+    agent = load_agent(folder)
+    assert agent.network_kind == "resnet" and agent.step == 5
+    leaves_equal(agent.params, saved)
+    # not the default tower: its size is the config's
+    assert network.num_params(agent.params) < network.num_params(
+        jax.eval_shape(network.make(N, kind="resnet").init, jax.random.key(0)))
+    assert 0 <= agent.act(position("a1")[1]) < N * N
+
+
+def test_a_resnet_size_that_does_not_fit_is_refused(copy):
+    folder, _ = _resnet_run(copy(), blocks=1, channels=4)
+    _edit_config(resnet_channels=8)(folder)
+    with pytest.raises(AgentError, match=r"holds no parameters that fit the 3x3 resnet network "
+                                         r"\(1 blocks, 8 channels\)"):
+        load_agent(folder)
+    _edit_config(resnet_blocks=-1)(folder)
+    with pytest.raises(AgentError, match=r"config\.json: resnet_blocks must be an integer >= 0, got -1"):
+        load_agent(folder)
+
+
 def test_format_version_is_the_trainings():
     from train.common.checkpoint import FORMAT_VERSION
     assert agent_lib.FORMAT_VERSION == FORMAT_VERSION

@@ -3,13 +3,15 @@ exact --resume, CLI errors."""
 
 import json
 
+import jax
 import numpy as np
 import pytest
 
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 from train.algos import pool as pool_lib
-from train.games.hex import decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
+from jaxgames.hex import network as hex_network
+from train.games.hex import build, decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
 from train.games.hex_config import Config
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
@@ -81,6 +83,9 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--best-k", "-1"], "best_k"),
     (["--policy-from", "oldest"], "policy_from"),
     (["--lr-decay-rounds", "-1"], "lr_decay_rounds"),
+    (["--network", "resnet", "--resnet-blocks", "-1"], "resnet_blocks must be an integer >= 0"),
+    (["--network", "resnet", "--resnet-channels", "0"], "resnet_channels must be an integer >= 1"),
+    (["--resnet-blocks", "2"], "give --network resnet"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
@@ -88,6 +93,16 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     assert e.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "hex").exists()
+
+
+def test_the_resnet_is_built_at_the_configured_size():
+    cfg = Config(board_size=5, network="resnet", resnet_blocks=1, resnet_channels=8)
+    cfg.validate()
+    shapes = lambda net: jax.eval_shape(net.init, jax.random.key(0))  # noqa: E731
+    built = shapes(build(cfg)[1])
+    want = shapes(hex_network.make(5, kind="resnet", blocks=1, channels=8))
+    assert jax.tree_util.tree_map(lambda a: a.shape, built) == jax.tree_util.tree_map(lambda a: a.shape, want)
+    assert hex_network.num_params(built) < hex_network.num_params(shapes(hex_network.make(5, kind="resnet")))
 
 
 def test_the_cosine_spans_phase1_and_the_decay_rounds():

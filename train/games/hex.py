@@ -74,7 +74,8 @@ def eval_simulations(config) -> int:
 def build(config):
     """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
     env = jaxgames.make("hex", board_size=config.board_size)
-    net = hex_network.make(config.board_size, kind=config.network)
+    net = hex_network.make(config.board_size, kind=config.network, **hex_network.size_options(
+        config.network, resnet_blocks=config.resnet_blocks, resnet_channels=config.resnet_channels))
 
     def self_play_search(apply_fn):
         return functools.partial(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
+from jaxgames.hex.network import RESNET_BLOCKS, RESNET_CHANNELS, size_options
 from jaxgames.search.mcts import KINDS
 from train.common import RunConfig, check_divisible
 from train.games import hex as lib
@@ -21,6 +22,10 @@ class Config(RunConfig):
     """Board side n (3..19)."""
     network: str = "source"
     """The network: source (the paper's CNN) or resnet."""
+    resnet_blocks: int = RESNET_BLOCKS
+    """Residual blocks of the resnet (0: the stem and the heads alone)."""
+    resnet_channels: int = RESNET_CHANNELS
+    """Filters of every 3x3 convolution of the resnet."""
     phase1: str = "uct"
     """Phase 1: uct (random games labelled by plain UCT, the source) or none (from scratch)."""
     phase1_rounds: int = 1
@@ -103,6 +108,10 @@ class Config(RunConfig):
             raise ValueError(f"board_size must be in {MIN_SIZE}..{MAX_SIZE}, got {self.board_size}")
         if self.network not in ("source", "resnet"):
             raise ValueError(f"network must be source or resnet, got {self.network!r}")
+        size_options("resnet", resnet_blocks=self.resnet_blocks, resnet_channels=self.resnet_channels)
+        if self.network == "source" and (self.resnet_blocks, self.resnet_channels) != (RESNET_BLOCKS, RESNET_CHANNELS):
+            raise ValueError("resnet_blocks and resnet_channels size the resnet: give --network resnet "
+                             "with them (the source's network has fixed sizes)")
         if self.phase1 not in ("uct", "none"):
             raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
         if self.search not in KINDS:
