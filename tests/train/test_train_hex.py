@@ -7,10 +7,10 @@ import jax
 import numpy as np
 import pytest
 
+from jaxgames.hex import network as hex_network
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 from train.algos import pool as pool_lib
-from jaxgames.hex import network as hex_network
 from train.games.hex import build, decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
 from train.games.hex_config import Config
 
