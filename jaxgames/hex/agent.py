@@ -10,7 +10,8 @@ What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rund
   ``resnet_blocks`` and ``resnet_channels``, the defaults where a config has none), ``search``
   (muzero, gumbel or source), ``simulations`` and ``eval_simulations`` (0: as ``simulations``); the agent
   searches with ``eval_simulations`` (what the run's evaluation against UCT used) unless
-  ``simulations=`` is given;
+  ``simulations=`` is given; ``eval_symmetry`` (false where absent): the agent's network
+  averaged over the position and its 180-degree rotation, as in the run's evaluation;
 - the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT, the
   latest round of equals; the pytree saved there is the parameters only), or, when ``best/``
   holds none (a run stopped before its first evaluation was saved), the newest
@@ -49,7 +50,7 @@ import numpy as np
 import jaxgames
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
-from jaxgames.search import mcts
+from jaxgames.search import mcts, symmetry
 
 #: the checkpoint format ``train/common/checkpoint.py`` writes (its FORMAT_VERSION)
 FORMAT_VERSION = 1
@@ -72,6 +73,8 @@ class Agent:
     network:       ``jaxgames.hex.network.make(n, kind=...)`` (``apply``, ``raw`` ...)
     jitted_policy: ``jax.jit(policy)``, shared by every agent of the same settings in a process
     board_size, simulations, search, network_kind: the settings the policy plays with
+    symmetric:     the network averaged over the position and its 180-degree rotation (the
+                   run's ``eval_symmetry``)
     run_dir:       the run folder; checkpoint: the step folder read; step: its update
     """
 
@@ -84,6 +87,7 @@ class Agent:
     simulations: int
     search: str
     network_kind: str
+    symmetric: bool
     run_dir: pathlib.Path
     checkpoint: pathlib.Path
     step: int
@@ -115,8 +119,8 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
             raise ValueError(f"simulations must be an int >= 1 (or None for the run's), "
                              f"got {simulations!r}")
         settings["simulations"] = int(simulations)
-    env, net, policy, jitted = _build(settings["board_size"], settings["network"],
-                                      settings["search"], settings["simulations"], settings["sizes"])
+    env, net, policy, jitted = _build(settings["board_size"], settings["network"], settings["search"],
+                                      settings["simulations"], settings["sizes"], settings["symmetric"])
     abstract = jax.eval_shape(net.init, jax.random.key(0))
     sizes = dict(settings["sizes"])
     shape = f" ({sizes['blocks']} blocks, {sizes['channels']} channels)" if sizes else ""
@@ -126,7 +130,8 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
     params = _restore_params(step_dir, abstract, where, settings["board_size"])
     return Agent(env=env, policy=policy, params=params, network=net, jitted_policy=jitted,
                  board_size=settings["board_size"], simulations=settings["simulations"],
-                 search=settings["search"], network_kind=settings["network"], run_dir=run,
+                 search=settings["search"], network_kind=settings["network"],
+                 symmetric=settings["symmetric"], run_dir=run,
                  checkpoint=step_dir, step=int(step_dir.name))
 
 
@@ -134,10 +139,11 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
 
 
 def read_config(run: pathlib.Path) -> dict:
-    """``{"board_size", "network", "search", "simulations", "sizes"}`` from
+    """``{"board_size", "network", "search", "simulations", "sizes", "symmetric"}`` from
     ``run/config.json``, the simulations being those the agent plays with (``eval_simulations``
     or ``simulations``), ``sizes`` the network's size arguments as sorted ``(name, value)``
-    pairs (``jaxgames.hex.network.size_options``)."""
+    pairs (``jaxgames.hex.network.size_options``), ``symmetric`` the run's ``eval_symmetry``
+    (false where a config has none)."""
     run = pathlib.Path(run)
     if not run.exists():
         raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.hex "
@@ -181,8 +187,11 @@ def read_config(run: pathlib.Path) -> dict:
             resnet_channels=config.get("resnet_channels", hex_network.RESNET_CHANNELS))
     except ValueError as e:
         raise AgentError(f"{path}: {e}") from None
+    symmetric = config.get("eval_symmetry", False)
+    if not isinstance(symmetric, bool):
+        raise AgentError(f"{path}: eval_symmetry must be true or false, got {symmetric!r}")
     return {"board_size": n, "network": kind, "search": search, "simulations": eval_sims or sims,
-            "sizes": tuple(sorted(sizes.items()))}
+            "sizes": tuple(sorted(sizes.items())), "symmetric": symmetric}
 
 
 def find_checkpoint(run: pathlib.Path) -> pathlib.Path:
@@ -379,14 +388,25 @@ def _is_int(x: Any) -> bool:
 # -- the policy ----------------------------------------------------------------------------------
 
 
+def agent_apply(apply_fn: Callable[..., Any], board_size: int, symmetric: bool) -> Callable[..., Any]:
+    """The network the agent searches with: ``apply_fn``, or with ``symmetric`` its average
+    over the position and its 180-degree rotation (Hex's one symmetry without the swap rule;
+    ``jaxgames.search.symmetry.averaged_apply``)."""
+    if not symmetric:
+        return apply_fn
+    return symmetry.averaged_apply(apply_fn, [symmetry.reverse_cells(board_size * board_size)])
+
+
 @functools.lru_cache(maxsize=None)
 def _build(board_size: int, network: str, search: str, simulations: int,
-           sizes: tuple[tuple[str, int], ...] = ()):
+           sizes: tuple[tuple[str, int], ...] = (), symmetric: bool = False):
     """``(env, net, policy, jax.jit(policy))``, one per settings in a process (one compile)."""
     env = jaxgames.make("hex", board_size=board_size)
     net = hex_network.make(board_size, kind=network, **dict(sizes))
-    policy = mcts.mcts_policy(env, net.apply, num_simulations=simulations, kind=search)
+    policy = mcts.mcts_policy(env, agent_apply(net.apply, board_size, symmetric),
+                              num_simulations=simulations, kind=search)
     return env, net, policy, jax.jit(policy)
 
 
-__all__ = ["Agent", "AgentError", "FORMAT_VERSION", "find_checkpoint", "load_agent", "read_config"]
+__all__ = ["Agent", "AgentError", "FORMAT_VERSION", "agent_apply", "find_checkpoint", "load_agent",
+           "read_config"]

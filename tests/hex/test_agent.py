@@ -174,6 +174,35 @@ def test_the_agent_takes_an_immediate_win(run, moves):
         assert action in wins, (moves, to_cell_name(action, N), sorted(to_cell_name(a, N) for a in wins))
 
 
+@pytest.mark.parametrize("moves", ["b1 a1 b2 c1", "a1 a2 b1 b2 a3"])
+def test_a_run_with_eval_symmetry_gives_the_averaged_agent(copy, moves):
+    """The run's evaluation averaged its network over the half turn: so does its agent, and
+    it still takes an immediate win."""
+    assert not load_agent(copy("plain")).symmetric       # a config without the field: plain
+    folder = _edit_config(eval_symmetry=True)(copy())
+    agent = load_agent(folder, simulations=32)
+    assert agent.symmetric
+    env, state = position(moves)
+    wins = winning_moves(env, state)
+    for seed in range(2):
+        assert agent.act(state, jax.random.key(seed)) in wins
+
+
+def test_the_averaged_network_is_the_mean_over_the_half_turn(run):
+    agent = load_agent(run)
+    apply = agent_lib.agent_apply(agent.network.apply, N, True)
+    assert agent_lib.agent_apply(agent.network.apply, N, False) is agent.network.apply
+    _, state = position("a1 b2")
+    obs = jnp.asarray(state.observation)[None]
+    logits, value = agent.network.apply(agent.params, obs)
+    turned_logits, turned_value = agent.network.apply(agent.params, obs[:, ::-1, ::-1])
+    log_probs, mean_value = apply(agent.params, obs)
+    np.testing.assert_allclose(mean_value, 0.5 * (value + turned_value), rtol=1e-5)
+    p, q = jax.nn.softmax(logits[0]), jax.nn.softmax(turned_logits[0])
+    q = jnp.concatenate([q[:N * N][::-1], q[N * N:]])
+    np.testing.assert_allclose(jnp.exp(log_probs[0]), 0.5 * (p + q), rtol=1e-4, atol=1e-7)
+
+
 # -- errors -------------------------------------------------------------------------------------
 
 
@@ -228,6 +257,7 @@ def _file(folder: pathlib.Path) -> pathlib.Path:
                   r"simulations \(it sits in ten_half/: a ten_half run\?\)"),
     (_edit_config(network="transformer"), r"network must be one of source, resnet"),
     (_edit_config(board_size=2), r"board_size must be an integer from 3 to 19"),
+    (_edit_config(eval_symmetry="yes"), r"eval_symmetry must be true or false, got 'yes'"),
     (_edit_config(board_size=4), r"saved by a 3x3 run, but config\.json says board_size 4"),
     (_no_checkpoint, r"holds no checkpoint: neither best/ nor checkpoints/ has a saved step"),
     (_damage_data, r"is unreadable: its files are damaged or incomplete"),

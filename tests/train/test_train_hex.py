@@ -12,7 +12,7 @@ from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 from train.algos import pool as pool_lib
 from train.games.hex import build, decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
-from train.games.hex_config import Config
+from train.games.hex_config import PRESETS, Config
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -93,6 +93,15 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     assert e.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "hex").exists()
+
+
+def test_eval_symmetry_is_the_full_presets_and_a_flag():
+    from train.common.config import parse
+
+    assert parse(PRESETS, ["--preset", "full"])[1].eval_symmetry
+    assert not parse(PRESETS, ["--preset", "full", "--no-eval-symmetry"])[1].eval_symmetry
+    assert not parse(PRESETS, [])[1].eval_symmetry and parse(PRESETS, ["--eval-symmetry"])[1].eval_symmetry
+    assert '"eval_symmetry": true' in parse(PRESETS, ["--preset", "full"])[1].to_json()
 
 
 def test_the_resnet_is_built_at_the_configured_size():

@@ -78,6 +78,7 @@ from jax.sharding import PartitionSpec as P
 from jaxgames import rng
 from jaxgames.core import Env, random_legal_action
 from jaxgames.search import keys as key_lib
+from jaxgames.search.symmetry import Symmetry, reverse_cells
 from train.algos import pool as pool_lib
 from train.algos import replay as replay_lib
 from train.algos.learner import Learner
@@ -90,8 +91,6 @@ __all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "pair
 Search = Callable[[Any, Any, jax.Array], Any]
 # labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game)
 Labeller = Callable[[Any, jax.Array], jax.Array]
-# symmetry(obs, action_vector [A]) -> (obs, action_vector): one position's image
-Symmetry = Callable[[Any, jax.Array], tuple[Any, jax.Array]]
 
 
 POLICY_FROM = ("both", "newest")
@@ -221,20 +220,6 @@ class AlphaZero(Learner):
 class Net(NamedTuple):
     init: Callable[[jax.Array], Any]
     apply: Callable[[Any, Any], tuple[jax.Array, jax.Array]]
-
-
-def reverse_cells(num_cells: int) -> Symmetry:
-    """The 180-degree rotation of a square board whose observation is ``[n, n, ...]`` and
-    whose first ``num_cells`` actions are the cells in row-major order (further actions, a
-    swap, stay): rows and columns reversed, cell actions in reverse order. For Hex it maps
-    each player's edges onto themselves, so it is a symmetry of the game."""
-
-    def sym(obs, actions):
-        obs = jax.tree_util.tree_map(lambda o: o[::-1, ::-1], obs)
-        actions = jnp.concatenate([actions[:num_cells][::-1], actions[num_cells:]])
-        return obs, actions
-
-    return sym
 
 
 def win_rate_distribution(win_rates: jax.Array, visits: jax.Array, legal: jax.Array) -> jax.Array:

@@ -22,6 +22,7 @@ import numpy as np
 import jaxgames
 from jaxgames import arena as arena_lib
 from jaxgames.hex import network as hex_network
+from jaxgames.hex.agent import agent_apply
 from jaxgames.hex.sgf import to_sgf
 from jaxgames.ratings import elo
 from jaxgames.search import mcts
@@ -86,7 +87,8 @@ def build(config):
     learner = az.make(az_config(config), env, (net.init, net.apply), search, paired_search=paired_search,
                       symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
                       phase1_simulations=config.phase1_simulations)
-    agent = mcts.mcts_policy(env, net.apply, num_simulations=eval_simulations(config), kind=config.search)
+    agent = mcts.mcts_policy(env, agent_apply(net.apply, config.board_size, config.eval_symmetry),
+                             num_simulations=eval_simulations(config), kind=config.search)
     uct = uct_policy(env, num_simulations=config.uct_simulations)
     return env, net, learner, agent, uct
 
