@@ -98,8 +98,9 @@ class Agent:
     @property
     def name(self) -> str:
         """How the agent is shown to a person: the run, the update and the search."""
+        average = ", network averaged over the half turn" if self.symmetric else ""
         return (f"agent {self.run_dir.name} (update {self.step}, {self.simulations} "
-                f"{self.search} simulations)")
+                f"{self.search} simulations{average})")
 
     def act(self, state, key: jax.Array | None = None) -> int:
         """The agent's move in ``state`` (one position of ``env``), as a Python int."""

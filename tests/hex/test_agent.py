@@ -181,7 +181,7 @@ def test_a_run_with_eval_symmetry_gives_the_averaged_agent(copy, moves):
     assert not load_agent(copy("plain")).symmetric       # a config without the field: plain
     folder = _edit_config(eval_symmetry=True)(copy())
     agent = load_agent(folder, simulations=32)
-    assert agent.symmetric
+    assert agent.symmetric and agent.name.endswith("simulations, network averaged over the half turn)")
     env, state = position(moves)
     wins = winning_moves(env, state)
     for seed in range(2):
