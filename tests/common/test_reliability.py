@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -345,6 +346,43 @@ def test_only_checkpoint_unreadable_is_one_line_saying_what_to_do(tmp_path):
     assert "\n" not in str(e.value) and "ck/1 is unreadable" in str(e.value)
     assert "start another --run-name" in str(e.value) and step_names(tmp_path / "ck") == ["1"]
     ck.close()
+
+
+@chex.dataclass(frozen=True)
+class _Pooled:
+    params: jax.Array    # [capacity, 2]
+    ids: jax.Array       # [capacity]
+
+
+def test_a_checkpoint_of_other_shapes_is_named_in_one_line_before_any_array_is_read(tmp_path, monkeypatch):
+    # e.g. a pool sized by another number of rounds; an orbax restore that fails partway
+    # leaves pending reads whose tracebacks flood stderr at exit, so none is attempted
+    def carry(capacity, dtype=jnp.float32):
+        return {"pool": _Pooled(params=jnp.ones((capacity, 2), dtype), ids=jnp.arange(capacity)),
+                "n": jnp.int32(0)}
+    ck = Checkpointer(tmp_path / "ck", keep=3)
+    ck.save(1, carry(4), jax.random.key(0), "{}")
+    step, tree, _, _ = ck.restore(carry(4), jax.random.key(1))      # the same shapes: restored
+    assert step == 1 and tree["pool"].params.shape == (4, 2)
+    restores = []
+    monkeypatch.setattr(ck._manager, "restore", lambda *a, **k: restores.append(a))
+    for like, named in ((carry(11), "carry/pool/ids is int32[4] there and int32[11] here"),
+                        (carry(4, jnp.int32), "carry/pool/params is float32[4, 2] there and int32[4, 2] here")):
+        with pytest.raises(CheckpointError) as e:
+            ck.restore(like, jax.random.key(0))
+        assert "\n" not in str(e.value) and "ck/1 does not match this configuration" in str(e.value)
+        assert named in str(e.value)
+    assert restores == [] and step_names(tmp_path / "ck") == ["1"]   # nothing read, nothing moved
+    ck.close()
+
+
+def test_an_error_inside_the_run_folder_closes_its_checkpointers(tmp_path):
+    with pytest.raises(RuntimeError, match="the run failed"):
+        with RunDir(tmp_path, "toy", cfg(tmp_path), resume=False) as run:
+            latest, best = run.open_checkpoints(keep=2, best=True)
+            raise RuntimeError("the run failed")
+    assert latest._closed and best._closed
+    latest.close()   # closing again is a no-op
 
 
 def test_other_format_version_is_refused_not_set_aside(tmp_path, monkeypatch):

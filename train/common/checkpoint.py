@@ -56,6 +56,40 @@ def _one_line(e: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def _leaf_names(tree: Any) -> dict[tuple[str, ...], Any]:
+    """``{path as names: leaf}`` of a pytree whose leaves have a shape; a dataclass field and a
+    dict key of the same name give the same path (orbax stores dataclasses as dicts)."""
+    def name(k):
+        for attr in ("key", "name", "idx"):
+            if hasattr(k, attr):
+                return str(getattr(k, attr))
+        return str(k)
+    leaves = jax.tree_util.tree_leaves_with_path(tree, is_leaf=lambda x: hasattr(x, "shape"))
+    return {tuple(name(k) for k in path): leaf for path, leaf in leaves}
+
+
+def _check_shapes(where: pathlib.Path, abstract: Any) -> None:
+    """Raise :class:`CheckpointError` naming the first array whose stored shape or dtype
+    differs from ``abstract``'s (e.g. a pool sized by another number of rounds), read from the
+    checkpoint's metadata before any array is. A restore that fails partway leaves orbax's
+    pending reads behind, whose tracebacks then flood stderr at exit. Metadata that cannot be
+    read, or paths that do not line up, are left to the restore itself to judge."""
+    try:
+        stored = ocp.StandardCheckpointHandler().metadata(where / "state")
+        stored = _leaf_names(getattr(stored, "item_metadata", stored))
+    except Exception:  # orbax raises many types for unreadable files
+        return
+    for path, want in _leaf_names(abstract).items():
+        have = stored.get(path)
+        if have is None:
+            continue
+        if tuple(have.shape) != tuple(want.shape) or np.dtype(have.dtype) != np.dtype(want.dtype):
+            raise CheckpointError(
+                f"checkpoint {where} does not match this configuration: {'/'.join(path)} is "
+                f"{np.dtype(have.dtype).name}{list(have.shape)} there and "
+                f"{np.dtype(want.dtype).name}{list(want.shape)} here")
+
+
 def _warn(message: str) -> None:
     if distributed.is_primary():
         print(f"warning: {message}", file=sys.stderr)
@@ -64,6 +98,7 @@ def _warn(message: str) -> None:
 class Checkpointer:
     def __init__(self, directory: str | pathlib.Path, *, keep: int = 3):
         self.directory = pathlib.Path(directory).absolute()
+        self._closed = False
         if self.directory.is_dir() and distributed.is_primary():
             for stale in sorted(self.directory.glob(f"*{TMP_MARK}*")):
                 _warn(f"removing {stale}: a checkpoint save that was cut short")
@@ -183,6 +218,7 @@ class Checkpointer:
 
     def _restore_step(self, step: int, abstract: Any) -> tuple[int, Any, jax.Array, dict]:
         where = self._step_dir(step)
+        _check_shapes(where, abstract)
         try:
             restored = self._manager.restore(
                 step,
@@ -213,4 +249,7 @@ class Checkpointer:
         return target
 
     def close(self) -> None:
-        self._manager.close()
+        """Finish pending saves and stop orbax's threads; closing twice is a no-op."""
+        if not self._closed:
+            self._closed = True
+            self._manager.close()

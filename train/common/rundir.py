@@ -56,6 +56,7 @@ class RunDir:
 
     def __init__(self, root: str | pathlib.Path, game: str, config: Any, *, resume: bool):
         self._lock_file = None
+        self._checkpointers: list = []   # closed with the run folder, whatever ends the run
         self._logged = False
         self._rows: list[dict] | None = None   # the rows, kept here by a process that writes nothing
         if not str(root).strip():
@@ -154,14 +155,23 @@ class RunDir:
         self._lock_file = f
 
     def close(self) -> None:
-        """Release the run folder (also done by ``with``, garbage collection and process exit).
-        ``run.lock`` stays: it is the lock's handle, not a marker; its contents are stale."""
-        f, self._lock_file = self._lock_file, None
-        if f is not None:
-            try:
-                fcntl.flock(f, fcntl.LOCK_UN)
-            finally:
-                f.close()
+        """Close the checkpointers it opened and release the run folder (also done by
+        ``with``, garbage collection and process exit). ``run.lock`` stays: it is the lock's
+        handle, not a marker; its contents are stale."""
+        # An orbax manager left open when an error ends the run (say a checkpoint that does not
+        # match the configuration) floods stderr at exit with its event loops' tracebacks,
+        # burying the one-line error.
+        open_ones, self._checkpointers = getattr(self, "_checkpointers", []), []
+        try:
+            for ck in open_ones:
+                ck.close()
+        finally:
+            f, self._lock_file = self._lock_file, None
+            if f is not None:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_UN)
+                finally:
+                    f.close()
 
     def __enter__(self) -> "RunDir":
         return self
@@ -265,6 +275,7 @@ class RunDir:
 
         latest = Checkpointer(self.checkpoints, keep=keep)
         best_ck = Checkpointer(self.path / "best", keep=1) if best else None
+        self._checkpointers += [c for c in (latest, best_ck) if c is not None]
         if self.resumed:  # None (no checkpoint yet): the driver starts from the beginning
             self.truncate_metrics(latest.latest_step())
         return latest, best_ck
