@@ -218,6 +218,29 @@ def test_policy_from_newest_keeps_only_the_newest_models_targets():
     assert (size - 8) / 2 <= targeted.sum() <= (size + 8) / 2
 
 
+def test_uct_self_play_labels_replace_the_search_targets():
+    """With ``self_play_labels="uct"`` every self-play position's policy target is the
+    labeller's (a stand-in here: all mass on the last legal cell), never the search's (the
+    one-ply softmax of a random linear net, which is not one-hot); the games still run (the
+    labeller is asked only for targets, on every position the batch holds)."""
+    def last_legal(states, keys):
+        assert keys.shape == states.step_count.shape     # a key per game
+        return jax.nn.one_hot(A - 1 - jnp.argmax(states.legal_action_mask[:, ::-1], axis=-1), A)
+
+    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, self_play_labels="uct"),
+                      ENV, (INIT, APPLY), one_ply, labeller=last_legal)
+    carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
+    carry, _ = make_chunk(learner.update, 1)(carry, jax.random.key(1), 0)
+    size = int(carry.replay.size)
+    policy = np.asarray(carry.replay.data.policy[:size])
+    legal = np.asarray(carry.replay.data.legal[:size])
+    assert size >= 8 * (N * N // 2)       # every game ran (Hex 3x3 takes at least 3 moves a side)
+    last = A - 1 - np.argmax(legal[:, ::-1], axis=-1)
+    np.testing.assert_array_equal(policy, np.eye(A)[last])
+    with pytest.raises(ValueError, match="self_play_labels"):
+        az.make(az.AZConfig(max_moves=9, self_play_labels="mcts"), ENV, (INIT, APPLY), one_ply)
+
+
 @pytest.mark.parametrize("decay", [0.0, 0.75])
 def test_the_model_is_the_moving_average_of_the_sgd_iterates(decay):
     """One SGD step from ``p0`` to ``p1``: the model becomes ``d * p0 + (1 - d) * p1`` (with

@@ -82,6 +82,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--self-fraction", "1.5"], "self_fraction"),
     (["--best-k", "-1"], "best_k"),
     (["--policy-from", "oldest"], "policy_from"),
+    (["--self-play-labels", "mcts"], "self_play_labels"),
     (["--lr-decay-rounds", "-1"], "lr_decay_rounds"),
     (["--network", "resnet", "--resnet-blocks", "-1"], "resnet_blocks must be an integer >= 0"),
     (["--network", "resnet", "--resnet-channels", "0"], "resnet_channels must be an integer >= 1"),

@@ -94,6 +94,7 @@ Labeller = Callable[[Any, jax.Array], jax.Array]
 
 
 POLICY_FROM = ("both", "newest")
+SELF_PLAY_LABELS = ("search", "uct")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +143,11 @@ class AZConfig:
     ``newest`` model's. A pool opponent's search policy comes from an older network, so with
     ``both`` half the policy targets pull the newest model back towards its past play; with
     ``newest`` the opponent's positions still train the value head (their results are real)."""
+    self_play_labels: str = "search"
+    """The policy targets of self-play positions: ``search`` (the self-play search's action
+    weights, AlphaZero's) or ``uct`` (the phase-1 labeller's, plain UCT's win-rate distribution:
+    the source's sec. 2.3, where data generation and play share the tree search and differ only
+    in how a node is selected). The moves are the self-play search's either way."""
     compact_search: bool = True
     """With ``paired_search``: once the unfinished games of a step fit in half the batch
     (each model's movers in a quarter), search only those, in a half-size search; otherwise
@@ -160,6 +166,9 @@ class AZConfig:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
         if self.policy_from not in POLICY_FROM:
             raise ValueError(f"policy_from must be one of {', '.join(POLICY_FROM)}, got {self.policy_from!r}")
+        if self.self_play_labels not in SELF_PLAY_LABELS:
+            raise ValueError(f"self_play_labels must be one of {', '.join(SELF_PLAY_LABELS)}, "
+                             f"got {self.self_play_labels!r}")
         if self.best_k < 0:
             raise ValueError(f"best_k must be >= 0, got {self.best_k}")
         if not 0.0 <= self.self_fraction <= 1.0:
@@ -325,7 +334,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         step_size = optax.cosine_decay_schedule(cfg.learning_rate, cfg.decay_updates * cfg.sgd_steps,
                                                 alpha=cfg.final_lr_fraction)
     optimizer = optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
-    if labeller is None and cfg.phase1_updates > 0:
+    if labeller is None and (cfg.phase1_updates > 0 or cfg.self_play_labels == "uct"):
         labeller = uct_labeller(env, phase1_simulations)
     eval_search = eval_search or search
     # the newest model's seat in each game: alternating, so that every device's share of the
@@ -461,6 +470,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                         actions, policy = searched(order)
                 best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
                 actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
+                if cfg.self_play_labels == "uct":   # keys of their own: the search's stay as they were
+                    policy = labeller(states, jax.vmap(lambda k: jax.random.fold_in(k, 2))(keys))
                 if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)
                     policy = jnp.where((wants_new | ~has_opponent)[:, None], policy, 0.0)
                 return actions, policy, misrouted.astype(jnp.int32)

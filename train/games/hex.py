@@ -46,7 +46,8 @@ def az_config(config) -> az.AZConfig:
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
-        policy_from=config.policy_from, compact_search=config.compact_search,
+        policy_from=config.policy_from, self_play_labels=config.self_play_labels,
+        compact_search=config.compact_search,
         average_decay=config.average_decay)
 
 
@@ -366,7 +367,9 @@ def report(config, summary, rows, ratings) -> str:
         f"labelled by plain UCT ({config.phase1_simulations} simulations). Phase 2: "
         f"{config.rounds} rounds of self-play ({config.games_per_update} games per update, "
         f"{config.updates_per_round} updates per round, {config.simulations} {config.search} "
-        f"simulations per move) against a model drawn from the pool. After every round the "
+        f"simulations per move; policy targets from "
+        f"{'that search' if config.self_play_labels == 'search' else f'plain UCT ({config.phase1_simulations} simulations)'}) "
+        f"against a model drawn from the pool. After every round the "
         f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
         f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
         f"Elo list also counts {config.elo_games} games against each pool model "

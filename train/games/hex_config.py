@@ -65,6 +65,9 @@ class Config(RunConfig):
     """Whose self-play moves train the policy head: both (the source) or newest (the pool
     opponent's search policies, from an older network, are left out; its positions still
     train the value head)."""
+    self_play_labels: str = "search"
+    """Policy targets of self-play positions: search (the self-play search's) or uct (plain UCT
+    with phase1_simulations, as phase 1's: the source's sec. 2.3)."""
     compact_search: bool = True
     """Once a self-play step's unfinished games fit in half the batch, search only them (a
     half-size search; the same games, fewer positions searched after most games have ended)."""
