@@ -176,7 +176,8 @@ PRESETS = {
     # without; over 600 games that round-10 model won 86.2% averaged, 80.8% alone.
     # Seed 1 on the same CPU stalls (0-5% a round through round 6; with alpha 0.15, 4.5% after
     # ten rounds; 0-10% with 30 sampled moves, two phase-1 rounds or UCT's self-play labels),
-    # so the preset is not yet reliable over seeds (docs/hex_training.md).
+    # so the preset is not yet reliable over seeds: on a Zen 5 CPU seeds 2 and 3 won 76% and 10.5%
+    # in 45-48 min (docs/hex_training.md).
     "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
                    simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
                    buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_symmetry=True,
