@@ -180,6 +180,37 @@ def test_self_fraction_plays_the_newest_model_against_itself():
     assert 16 <= int((generations == -1).sum()) <= 48
 
 
+def test_anchor_fraction_plays_plain_uct_in_a_share_of_the_updates():
+    """With ``anchor_fraction`` 1/2 about half the updates play the newest model against the
+    anchor (plain UCT, generation ``ANCHOR_GENERATION``), the others a pool model. UCT with 64
+    simulations beats the untrained one-ply net on 3x3 Hex (the pool model is the same net,
+    so the newest scores about 0 against it); the anchor's moves keep no policy target, so
+    in the anchor's updates only about half the rows have one."""
+    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, anchor_fraction=0.5),
+                      ENV, (INIT, APPLY), one_ply, anchor=az.uct_anchor(ENV, 64))
+    carry = learner.init(jax.random.key(0))
+    carry, m = make_chunk(learner.update, 16)(carry, jax.random.key(1), 0)
+    generations = np.asarray(m["opponent_generation"])
+    assert set(np.unique(generations).tolist()) == {az.ANCHOR_GENERATION, 0}
+    anchored = generations == az.ANCHOR_GENERATION
+    # 16 fair coins: outside 3..13 by chance with probability < 0.5%
+    assert 3 <= int(anchored.sum()) <= 13
+    score = np.asarray(m["newest_score"])
+    assert score[anchored].mean() < -0.5 < score[~anchored].mean()
+    # the last update's rows are the replay's newest (a ring buffer: they end at ``next``)
+    last = int(np.asarray(m["positions"])[-1])
+    rows = np.arange(int(carry.replay.next) - last, int(carry.replay.next)) % carry.replay.capacity
+    targeted = (np.asarray(carry.replay.data.policy)[rows].sum(-1) > 0).sum()
+    if anchored[-1]:   # each of the 8 games gives the newest model floor or ceil of half its moves
+        assert (last - 8) / 2 <= targeted <= (last + 8) / 2
+    else:
+        assert targeted == last
+    with pytest.raises(ValueError, match="needs an anchor"):
+        az.make(dataclasses.replace(CFG, anchor_fraction=0.5), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="anchor_fraction"):
+        az.make(az.AZConfig(max_moves=9, anchor_fraction=-0.1), ENV, (INIT, APPLY), one_ply)
+
+
 def test_best_k_draws_the_opponents_among_the_best_rated():
     """With ``best_k`` 2 and three pool models, the opponents are the two rated highest by the
     carry's ratings, both of them, whatever their order in the pool."""

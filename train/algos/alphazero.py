@@ -85,12 +85,16 @@ from train.algos.learner import Learner
 from train.common.mesh import BATCH, batch_mesh, shard_batch
 
 __all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "paired_apply",
-           "reverse_cells", "uct_labeller", "win_rate_distribution"]
+           "reverse_cells", "uct_anchor", "uct_labeller", "win_rate_distribution"]
 
 # search(params, states [B], keys [B]) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
 # labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game)
 Labeller = Callable[[Any, jax.Array], jax.Array]
+# anchor(states [B], keys [B]) -> actions int32 [B]  (a fixed self-play opponent; a key per game)
+Anchor = Callable[[Any, jax.Array], jax.Array]
+
+ANCHOR_GENERATION = -2   # ``opponent_generation`` of an update played against the anchor
 
 
 POLICY_FROM = ("both", "newest")
@@ -138,6 +142,12 @@ class AZConfig:
     """Opponents drawn uniformly among the K pool models rated highest by ``AZCarry.ratings``
     (which the pipeline sets, e.g. from its Elo list; AlphaHoldem's Best-K); 0: among all
     of them (the source)."""
+    anchor_fraction: float = 0.0
+    """Probability that an update's games are the newest model against the anchor, a fixed
+    player outside the lineage (``make(anchor=...)``, e.g. plain UCT: :func:`uct_anchor`),
+    instead of a pool model. A lineage that meets only its own past models can learn to beat
+    them without getting stronger (the Hex runs of ``docs/hex_training.md``); the anchor's
+    moves train the value head only (their results are real, they have no search policy)."""
     policy_from: str = "both"
     """Whose self-play moves train the policy head: ``both`` players' (the source) or only the
     ``newest`` model's. A pool opponent's search policy comes from an older network, so with
@@ -173,6 +183,8 @@ class AZConfig:
             raise ValueError(f"best_k must be >= 0, got {self.best_k}")
         if not 0.0 <= self.self_fraction <= 1.0:
             raise ValueError(f"self_fraction must be in [0, 1], got {self.self_fraction}")
+        if not 0.0 <= self.anchor_fraction <= 1.0:
+            raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
         for name in ("max_moves", "games_per_update", "sgd_steps", "batch_size", "buffer_size",
                      "pool_capacity"):
             if getattr(self, name) < 1:
@@ -257,6 +269,17 @@ def uct_labeller(env: Env, num_simulations: int) -> Labeller:
     return label
 
 
+def uct_anchor(env: Env, num_simulations: int) -> Anchor:
+    """Plain UCT (``jaxgames.search.uct``) with ``num_simulations`` as a self-play anchor."""
+    from jaxgames.search.uct import uct_search
+
+    def act(states, keys):
+        out = jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))(states, keys)
+        return out.action.astype(jnp.int32)
+
+    return act
+
+
 def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, dict]:
     """Eq. (3) on a minibatch; ``(L, {"loss", "value_loss", "policy_loss", "l2"})``."""
     logits, v = apply_fn(params, batch.obs)
@@ -309,7 +332,8 @@ def _take(tree, idx):
 
 def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | None = None,
          labeller: Labeller | None = None, phase1_simulations: int = 200,
-         eval_search: Search | None = None, paired_search: Search | None = None) -> AlphaZero:
+         eval_search: Search | None = None, paired_search: Search | None = None,
+         anchor: Anchor | None = None) -> AlphaZero:
     """The AlphaZero learner of ``env`` (two players, zero-sum, deterministic).
 
     Args:
@@ -323,8 +347,12 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         exploration noise.
       paired_search: ``search`` with the network :func:`paired_apply` of ``apply_fn``: self-play
         then searches both models' games in one call (module doc); None: two calls.
+      anchor: the opponent of ``anchor_fraction`` of the self-play updates,
+        ``anchor(states [B], keys [B]) -> actions [B]`` (e.g. :func:`uct_anchor`).
     """
     cfg.validate()
+    if cfg.anchor_fraction > 0 and anchor is None:
+        raise ValueError("anchor_fraction > 0 needs an anchor (make(..., anchor=uct_anchor(env, n)))")
     if env.num_players != 2:
         raise ValueError(f"AlphaZero here is for two-player games; {env.id} has {env.num_players}")
     init_fn, apply_fn = net[0], net[1]
@@ -420,11 +448,14 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         if cfg.self_fraction > 0:   # a key of its own: runs without it keep their streams
             itself = jax.random.bernoulli(jax.random.fold_in(k_pick, 1), cfg.self_fraction)
             has = has & ~itself
-        opponent = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q),
+        vs_anchor = jnp.bool_(False)
+        if cfg.anchor_fraction > 0:   # a key of its own, as self_fraction's
+            vs_anchor = jax.random.bernoulli(jax.random.fold_in(k_pick, 2), cfg.anchor_fraction)
+        opponent = jax.tree_util.tree_map(lambda p, q: jnp.where(has & ~vs_anchor, p, q),
                                           pool_lib.get(carry.pool, slot), carry.average)
 
         def play(shared, games, record):
-            params, opponent, has_opponent = shared
+            params, opponent, has_opponent, vs_anchor = shared
             states0, seats, ids = games
 
             def moves(states, keys):
@@ -470,21 +501,33 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                         actions, policy = searched(order)
                 best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1)
                 actions = jnp.where(states.step_count < cfg.sample_moves, actions, best.astype(jnp.int32))
+                if anchor is not None:
+                    # the anchor's movers are among old_idx (the search's opponent half, whose
+                    # moves it replaces: that half searched the newest model's own network)
+                    def anchored(actions):
+                        k_anchor = jax.vmap(lambda k: jax.random.fold_in(k, 3))(keys[old_idx])
+                        moves_old = anchor(_take(states, old_idx), k_anchor)
+                        return actions.at[old_idx].set(jnp.where(wants_old[old_idx], moves_old,
+                                                                 actions[old_idx]))
+                    actions = jax.lax.cond(vs_anchor, anchored, lambda a: a, actions)
                 if cfg.self_play_labels == "uct":   # keys of their own: the search's stay as they were
                     policy = labeller(states, jax.vmap(lambda k: jax.random.fold_in(k, 2))(keys))
                 if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)
                     policy = jnp.where((wants_new | ~has_opponent)[:, None], policy, 0.0)
+                # the anchor's moves have no search policy: its rows train the value head only
+                policy = jnp.where((vs_anchor & ~wants_new)[:, None], 0.0, policy)
                 return actions, policy, misrouted.astype(jnp.int32)
 
             return finish(states0, ids, record, moves)
 
         rows, valid, returns, ended, misrouted = on_devices(play)(
-            (carry.average, opponent, has), (start(k0), newest_seat, game_ids), k1)
+            (carry.average, opponent, has, vs_anchor), (start(k0), newest_seat, game_ids), k1)
         rows, valid = flatten(rows, valid)
         newest_return = jnp.take_along_axis(returns, newest_seat[:, None], axis=1)[:, 0]
         return rows, valid, {"newest_score": newest_return.mean(), "misrouted": misrouted.sum(),
                              "ended": ended.mean(),
-                             "opponent_generation": jnp.where(has, carry.pool.ids[slot], -1)}
+                             "opponent_generation": jnp.where(
+                                 vs_anchor, ANCHOR_GENERATION, jnp.where(has, carry.pool.ids[slot], -1))}
 
     def augment(batch: Position, key) -> Position:
         if symmetry is None:

@@ -46,6 +46,7 @@ def az_config(config) -> az.AZConfig:
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
+        anchor_fraction=config.anchor_fraction,
         policy_from=config.policy_from, self_play_labels=config.self_play_labels,
         compact_search=config.compact_search,
         average_decay=config.average_decay)
@@ -87,7 +88,9 @@ def build(config):
     search, paired_search = self_play_search(net.apply), self_play_search(az.paired_apply(net.apply))
     learner = az.make(az_config(config), env, (net.init, net.apply), search, paired_search=paired_search,
                       symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
-                      phase1_simulations=config.phase1_simulations)
+                      phase1_simulations=config.phase1_simulations,
+                      anchor=(az.uct_anchor(env, config.anchor_simulations)
+                              if config.anchor_fraction > 0 else None))
     agent = mcts.mcts_policy(env, agent_apply(net.apply, config.board_size, config.eval_symmetry),
                              num_simulations=eval_simulations(config), kind=config.search)
     uct = uct_policy(env, num_simulations=config.uct_simulations)
@@ -155,6 +158,13 @@ def score_against_pool(metrics) -> float | None:
     return float(metrics["newest_score"][against_pool].mean()) if against_pool.any() else None
 
 
+def score_against_anchor(metrics) -> float | None:
+    """The newest model's mean result over a chunk's self-play updates against the anchor
+    (``--anchor-fraction``); None when the chunk had none."""
+    against = (metrics["phase"] == 2) & (metrics["opponent_generation"] == az.ANCHOR_GENERATION)
+    return float(metrics["newest_score"][against].mean()) if against.any() else None
+
+
 def versus_uct(res) -> dict:
     """The agent's results against plain UCT (policy 0 of the arena result ``res``): its win
     rate with a 95% interval, and per colour."""
@@ -192,7 +202,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                    "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
                    "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
                    "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
-                   "self_play_score": score_against_pool(m),
+                   "self_play_score": score_against_pool(m), "anchor_score": score_against_anchor(m),
                    "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
                    **versus_uct(res), "seconds": seconds}
             pending[step] = (row, res)
@@ -369,7 +379,11 @@ def report(config, summary, rows, ratings) -> str:
         f"{config.updates_per_round} updates per round, {config.simulations} {config.search} "
         f"simulations per move; policy targets from "
         f"{'that search' if config.self_play_labels == 'search' else f'plain UCT ({config.phase1_simulations} simulations)'}) "
-        f"against a model drawn from the pool. After every round the "
+        f"against a model drawn from the pool"
+        + ("" if not config.anchor_fraction else
+           f" (in a share {config.anchor_fraction:g} of the updates, plain UCT with "
+           f"{config.anchor_simulations} simulations instead)")
+        + f". After every round the "
         f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
         f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
         f"Elo list also counts {config.elo_games} games against each pool model "

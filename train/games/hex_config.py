@@ -61,6 +61,12 @@ class Config(RunConfig):
     best_k: int = 0
     """Self-play opponents drawn among the K pool models of highest Elo (AlphaHoldem's
     Best-K; the newest of equals, so the K newest before any rating); 0: the whole pool."""
+    anchor_fraction: float = 0.0
+    """Probability that a self-play update's games are the newest model against plain UCT
+    (anchor_simulations) instead of a pool model: an opponent outside the lineage, whose
+    moves train the value head only (0: the source's pool alone)."""
+    anchor_simulations: int = 200
+    """Simulations of the plain-UCT anchor (anchor_fraction)."""
     policy_from: str = "both"
     """Whose self-play moves train the policy head: both (the source) or newest (the pool
     opponent's search policies, from an older network, are left out; its positions still
@@ -124,7 +130,7 @@ class Config(RunConfig):
             raise ValueError(f"search must be one of {', '.join(KINDS)}, got {self.search!r}")
         # the learner's own fields (games, SGD, buffer, loss) are checked by AZConfig.validate
         for name in ("phase1_simulations", "rounds", "updates_per_round", "simulations",
-                     "uct_simulations", "eval_games", "phase1_rounds"):
+                     "uct_simulations", "eval_games", "phase1_rounds", "anchor_simulations"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("pool_size", "elo_opponents", "eval_simulations", "best_k", "lr_decay_rounds"):   # 0: the default's meaning
