@@ -89,8 +89,9 @@ __all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "pair
 
 # search(params, states [B], keys [B]) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
-# labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game)
-Labeller = Callable[[Any, jax.Array], jax.Array]
+# labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game);
+# with ``phase1_value="uct"``, (policy targets [B, A], value targets float32 [B] in [-1, 1])
+Labeller = Callable[[Any, jax.Array], Any]
 # anchor(states [B], keys [B]) -> actions int32 [B]  (a fixed self-play opponent; a key per game)
 Anchor = Callable[[Any, jax.Array], jax.Array]
 
@@ -98,6 +99,7 @@ ANCHOR_GENERATION = -2   # ``opponent_generation`` of an update played against t
 
 
 POLICY_FROM = ("both", "newest")
+PHASE1_VALUES = ("result", "uct")
 SELF_PLAY_LABELS = ("search", "uct")
 
 
@@ -128,6 +130,11 @@ class AZConfig:
     phase1_updates: int = 0
     """Updates of phase 1 (random games labelled by UCT) before self-play; 0 = start from
     scratch (the first pool model is the initial network)."""
+    phase1_value: str = "result"
+    """The value target of a phase-1 position: ``result`` (the random game's final result,
+    the source's) or ``uct`` (the labeller's root value: plain UCT's win rate over all its
+    simulations from the position, ``2 W/N - 1``). The random game's result is one random
+    playout of the position; UCT's value averages hundreds."""
     pool_capacity: int = 32
     """Models the pool keeps (the oldest is replaced when full)."""
     sample_moves: int = 1_000_000
@@ -174,6 +181,8 @@ class AZConfig:
     def validate(self) -> None:
         if self.sample_moves < 0:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
+        if self.phase1_value not in PHASE1_VALUES:
+            raise ValueError(f"phase1_value must be one of {', '.join(PHASE1_VALUES)}, got {self.phase1_value!r}")
         if self.policy_from not in POLICY_FROM:
             raise ValueError(f"policy_from must be one of {', '.join(POLICY_FROM)}, got {self.policy_from!r}")
         if self.self_play_labels not in SELF_PLAY_LABELS:
@@ -257,14 +266,17 @@ def win_rate_distribution(win_rates: jax.Array, visits: jax.Array, legal: jax.Ar
     return jnp.where(has_w, w, jnp.where(has_n, n, u))
 
 
-def uct_labeller(env: Env, num_simulations: int) -> Labeller:
-    """Phase-1 labels from plain UCT (``jaxgames.search.uct``): the win-rate distribution."""
+def uct_labeller(env: Env, num_simulations: int, *, with_value: bool = False) -> Labeller:
+    """Phase-1 labels from plain UCT (``jaxgames.search.uct``): the win-rate distribution;
+    ``with_value``: with the root's value too, ``(policy [B, A], 2 W/N - 1 [B])`` (the root
+    mover's win rate over all simulations, on the [-1, 1] scale)."""
     from jaxgames.search.uct import uct_search
 
     def label(states, key):
         keys = key_lib.game_keys(key, states.step_count.shape[0])
         out = jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))(states, keys)
-        return win_rate_distribution(out.win_rates, out.visit_counts, states.legal_action_mask)
+        policy = win_rate_distribution(out.win_rates, out.visit_counts, states.legal_action_mask)
+        return (policy, 2.0 * out.value - 1.0) if with_value else policy
 
     return label
 
@@ -363,7 +375,7 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                                                 alpha=cfg.final_lr_fraction)
     optimizer = optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
     if labeller is None and (cfg.phase1_updates > 0 or cfg.self_play_labels == "uct"):
-        labeller = uct_labeller(env, phase1_simulations)
+        labeller = uct_labeller(env, phase1_simulations, with_value=cfg.phase1_value == "uct")
     eval_search = eval_search or search
     # the newest model's seat in each game: alternating, so that every device's share of the
     # games (a contiguous slice, :func:`on_devices`) has as many games of each seat
@@ -392,12 +404,14 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
 
     def no_moves(states, key):
         g = states.step_count.shape[0]
-        return jnp.zeros(g, jnp.int32), jnp.zeros((g, A), jnp.float32), jnp.int32(0)
+        return (jnp.zeros(g, jnp.int32), jnp.zeros((g, A), jnp.float32),
+                jnp.full(g, jnp.nan, jnp.float32), jnp.int32(0))
 
     def finish(states0, ids, record, moves_fn):
-        """Scan T moves: ``moves_fn(states, keys [g]) -> (actions [g], policy [g, A], extra
-        int32 [])`` (``g`` games: all of them, or one device's share under :func:`on_devices`;
-        ``ids`` [g] their numbers in the whole batch). Every game draws from its own keys (the
+        """Scan T moves: ``moves_fn(states, keys [g]) -> (actions [g], policy [g, A], value [g],
+        extra int32 [])`` (``g`` games: all of them, or one device's share under
+        :func:`on_devices`; ``ids`` [g] their numbers in the whole batch; ``value`` a row's
+        value target, NaN for the game's final result). Every game draws from its own keys (the
         step's key folded with its number), so a game plays the same on any number of devices."""
         g = states0.step_count.shape[0]
 
@@ -407,15 +421,16 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                               for k in rng.split(key, 2))
             done = states.terminated | states.truncated
             # once every game is over (most end well before max_moves) the search is skipped
-            actions, policy, extra = jax.lax.cond(done.all(), no_moves, moves_fn, states, k_move)
+            actions, policy, value, extra = jax.lax.cond(done.all(), no_moves, moves_fn, states, k_move)
             row = Position(obs=states.observation, policy=policy, legal=states.legal_action_mask,
-                           value=jnp.zeros(g, jnp.float32))
+                           value=value)
             nxt = jax.vmap(env.step)(states, actions, k_step)
             return (nxt, returns + nxt.rewards), (row, states.current_player, ~done, extra)
 
         (final, returns), (rows, movers, valid, extra) = jax.lax.scan(
             body, (states0, jnp.zeros((g, 2), jnp.float32)), rng.split(record, T))
-        value = jnp.take_along_axis(returns[None], movers[..., None], axis=-1)[..., 0]  # [T, g]
+        result = jnp.take_along_axis(returns[None], movers[..., None], axis=-1)[..., 0]  # [T, g]
+        value = jnp.where(jnp.isnan(rows.value), result, rows.value)
         rows = rows.replace(value=jnp.clip(value, -1.0, 1.0))
         ended = final.terminated | final.truncated
         return rows, valid, returns, ended, extra.sum()[None]
@@ -431,7 +446,11 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
             def moves(states, keys):
                 k_act, k_lab = key_lib.split(keys)
                 actions = jax.vmap(random_legal_action)(states, k_act)
-                return actions, labeller(states, k_lab), jnp.int32(0)
+                labels = labeller(states, k_lab)
+                policy, value = labels if cfg.phase1_value == "uct" else (labels, None)
+                if value is None:   # the game's result
+                    value = jnp.full(actions.shape, jnp.nan, jnp.float32)
+                return actions, policy, value.astype(jnp.float32), jnp.int32(0)
             states0, _, ids = games
             return finish(states0, ids, record, moves)
 
@@ -511,12 +530,14 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                                                                  actions[old_idx]))
                     actions = jax.lax.cond(vs_anchor, anchored, lambda a: a, actions)
                 if cfg.self_play_labels == "uct":   # keys of their own: the search's stay as they were
-                    policy = labeller(states, jax.vmap(lambda k: jax.random.fold_in(k, 2))(keys))
+                    labels = labeller(states, jax.vmap(lambda k: jax.random.fold_in(k, 2))(keys))
+                    policy = labels[0] if cfg.phase1_value == "uct" else labels
                 if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)
                     policy = jnp.where((wants_new | ~has_opponent)[:, None], policy, 0.0)
                 # the anchor's moves have no search policy: its rows train the value head only
                 policy = jnp.where((vs_anchor & ~wants_new)[:, None], 0.0, policy)
-                return actions, policy, misrouted.astype(jnp.int32)
+                return (actions, policy, jnp.full(g, jnp.nan, jnp.float32),   # the games' results
+                        misrouted.astype(jnp.int32))
 
             return finish(states0, ids, record, moves)
 

@@ -44,6 +44,7 @@ def az_config(config) -> az.AZConfig:
         learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
         decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
+        phase1_value=config.phase1_value,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
         anchor_fraction=config.anchor_fraction,

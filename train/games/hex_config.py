@@ -30,6 +30,9 @@ class Config(RunConfig):
     """Phase 1: uct (random games labelled by plain UCT, the source) or none (from scratch)."""
     phase1_rounds: int = 1
     """Rounds of phase 1 (each updates_per_round updates)."""
+    phase1_value: str = "result"
+    """Value target of a phase-1 position: result (the random game's, the source's) or uct (the
+    labelling UCT search's root win rate, over all its simulations)."""
     phase1_simulations: int = 200
     """UCT simulations per phase-1 label."""
     rounds: int = 10
