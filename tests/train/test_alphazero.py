@@ -112,24 +112,32 @@ def test_phase1_labels_are_uct_win_rates():
     assert value.shape == (1,) and 0.3 < float(value[0]) <= 1.0
 
 
-def test_phase1_value_uct_takes_the_labellers_values():
+def test_value_uct_takes_the_labellers_values():
     """With ``phase1_value="uct"`` every phase-1 row's value target is the labeller's (a
-    stand-in: +0.25 for Black to move, -0.25 for White), not the game's result (+-1)."""
+    stand-in: +0.25 for Black to move, -0.25 for White), not the game's result (+-1); with
+    ``self_play_value="uct"`` every self-play row's."""
     def stand_in(states, keys):
         legal = states.legal_action_mask
         return (legal / legal.sum(-1, keepdims=True),
                 jnp.where(states.current_player == 0, 0.25, -0.25))
 
-    learner = az.make(dataclasses.replace(CFG, sgd_steps=1, phase1_value="uct"), ENV, (INIT, APPLY),
-                      one_ply, labeller=stand_in)
-    carry, m = make_chunk(learner.update, 1)(learner.init(jax.random.key(0)), jax.random.key(1), 0)
-    assert int(np.asarray(m["phase"])[0]) == 1
-    rows = jax.tree_util.tree_map(lambda x: np.asarray(x[:int(carry.replay.size)]), carry.replay.data)
-    black = rows.obs[..., 0].sum((1, 2)) == rows.obs[..., 1].sum((1, 2))   # Black to move: equal stones
-    assert black.any() and (~black).any()
-    np.testing.assert_allclose(rows.value, np.where(black, 0.25, -0.25))
+    def check(cfg, phase):
+        learner = az.make(dataclasses.replace(CFG, sgd_steps=1, **cfg), ENV, (INIT, APPLY), one_ply,
+                          labeller=stand_in)
+        carry, m = make_chunk(learner.update, 1)(learner.init(jax.random.key(0)), jax.random.key(1), 0)
+        assert int(np.asarray(m["phase"])[0]) == phase
+        rows = jax.tree_util.tree_map(lambda x: np.asarray(x[:int(carry.replay.size)]), carry.replay.data)
+        black = rows.obs[..., 0].sum((1, 2)) == rows.obs[..., 1].sum((1, 2))   # Black to move: equal stones
+        assert black.any() and (~black).any()
+        np.testing.assert_allclose(rows.value, np.where(black, 0.25, -0.25))
+
+    check({"phase1_value": "uct"}, phase=1)
+    # self-play positions too, with self_play_value="uct" (the policy targets stay the search's)
+    check({"phase1_updates": 0, "self_play_value": "uct"}, phase=2)
     with pytest.raises(ValueError, match="phase1_value"):
         az.make(az.AZConfig(max_moves=9, phase1_value="mean"), ENV, (INIT, APPLY), one_ply)
+    with pytest.raises(ValueError, match="self_play_value"):
+        az.make(az.AZConfig(max_moves=9, self_play_value="mean"), ENV, (INIT, APPLY), one_ply)
 
 
 def test_win_rate_distribution_fallbacks():

@@ -85,6 +85,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--self-play-labels", "mcts"], "self_play_labels"),
     (["--anchor-fraction", "1.5"], "anchor_fraction"),
     (["--phase1-value", "mean"], "phase1_value"),
+    (["--self-play-value", "mean"], "self_play_value"),
     (["--anchor-simulations", "0"], "anchor_simulations"),
     (["--lr-decay-rounds", "-1"], "lr_decay_rounds"),
     (["--network", "resnet", "--resnet-blocks", "-1"], "resnet_blocks must be an integer >= 0"),

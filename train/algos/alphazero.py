@@ -90,7 +90,8 @@ __all__ = ["AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make", "pair
 # search(params, states [B], keys [B]) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
 # labeller(states [B], keys [B]) -> policy targets float32 [B, A]  (phase 1; a key per game);
-# with ``phase1_value="uct"``, (policy targets [B, A], value targets float32 [B] in [-1, 1])
+# with ``phase1_value`` or ``self_play_value`` "uct", (policy targets [B, A], value targets
+# float32 [B] in [-1, 1])
 Labeller = Callable[[Any, jax.Array], Any]
 # anchor(states [B], keys [B]) -> actions int32 [B]  (a fixed self-play opponent; a key per game)
 Anchor = Callable[[Any, jax.Array], jax.Array]
@@ -135,6 +136,10 @@ class AZConfig:
     the source's) or ``uct`` (the labeller's root value: plain UCT's win rate over all its
     simulations from the position, ``2 W/N - 1``). The random game's result is one random
     playout of the position; UCT's value averages hundreds."""
+    self_play_value: str = "result"
+    """The value target of a self-play position: ``result`` (the game's, AlphaZero's and the
+    source's) or ``uct`` (the labeller's root value, as ``phase1_value="uct"``; it runs the
+    labeller on every self-play position)."""
     pool_capacity: int = 32
     """Models the pool keeps (the oldest is replaced when full)."""
     sample_moves: int = 1_000_000
@@ -183,6 +188,9 @@ class AZConfig:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
         if self.phase1_value not in PHASE1_VALUES:
             raise ValueError(f"phase1_value must be one of {', '.join(PHASE1_VALUES)}, got {self.phase1_value!r}")
+        if self.self_play_value not in PHASE1_VALUES:
+            raise ValueError(f"self_play_value must be one of {', '.join(PHASE1_VALUES)}, "
+                             f"got {self.self_play_value!r}")
         if self.policy_from not in POLICY_FROM:
             raise ValueError(f"policy_from must be one of {', '.join(POLICY_FROM)}, got {self.policy_from!r}")
         if self.self_play_labels not in SELF_PLAY_LABELS:
@@ -374,8 +382,10 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
         step_size = optax.cosine_decay_schedule(cfg.learning_rate, cfg.decay_updates * cfg.sgd_steps,
                                                 alpha=cfg.final_lr_fraction)
     optimizer = optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps)
-    if labeller is None and (cfg.phase1_updates > 0 or cfg.self_play_labels == "uct"):
-        labeller = uct_labeller(env, phase1_simulations, with_value=cfg.phase1_value == "uct")
+    labels_value = "uct" in (cfg.phase1_value, cfg.self_play_value)   # the labeller gives values
+    labels_self_play = cfg.self_play_labels == "uct" or cfg.self_play_value == "uct"
+    if labeller is None and (cfg.phase1_updates > 0 or labels_self_play):
+        labeller = uct_labeller(env, phase1_simulations, with_value=labels_value)
     eval_search = eval_search or search
     # the newest model's seat in each game: alternating, so that every device's share of the
     # games (a contiguous slice, :func:`on_devices`) has as many games of each seat
@@ -447,8 +457,8 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                 k_act, k_lab = key_lib.split(keys)
                 actions = jax.vmap(random_legal_action)(states, k_act)
                 labels = labeller(states, k_lab)
-                policy, value = labels if cfg.phase1_value == "uct" else (labels, None)
-                if value is None:   # the game's result
+                policy, value = labels if labels_value else (labels, None)
+                if cfg.phase1_value == "result":   # the game's result
                     value = jnp.full(actions.shape, jnp.nan, jnp.float32)
                 return actions, policy, value.astype(jnp.float32), jnp.int32(0)
             states0, _, ids = games
@@ -529,15 +539,19 @@ def make(cfg: AZConfig, env: Env, net, search: Search, *, symmetry: Symmetry | N
                         return actions.at[old_idx].set(jnp.where(wants_old[old_idx], moves_old,
                                                                  actions[old_idx]))
                     actions = jax.lax.cond(vs_anchor, anchored, lambda a: a, actions)
-                if cfg.self_play_labels == "uct":   # keys of their own: the search's stay as they were
+                value = jnp.full(g, jnp.nan, jnp.float32)   # the games' results
+                if labels_self_play:   # keys of their own: the search's stay as they were
                     labels = labeller(states, jax.vmap(lambda k: jax.random.fold_in(k, 2))(keys))
-                    policy = labels[0] if cfg.phase1_value == "uct" else labels
+                    label_policy, label_value = labels if labels_value else (labels, None)
+                    if cfg.self_play_labels == "uct":
+                        policy = label_policy
+                    if cfg.self_play_value == "uct":
+                        value = label_value.astype(jnp.float32)
                 if cfg.policy_from == "newest":   # the pool opponent's targets dropped (after the move)
                     policy = jnp.where((wants_new | ~has_opponent)[:, None], policy, 0.0)
                 # the anchor's moves have no search policy: its rows train the value head only
                 policy = jnp.where((vs_anchor & ~wants_new)[:, None], 0.0, policy)
-                return (actions, policy, jnp.full(g, jnp.nan, jnp.float32),   # the games' results
-                        misrouted.astype(jnp.int32))
+                return actions, policy, value, misrouted.astype(jnp.int32)
 
             return finish(states0, ids, record, moves)
 

@@ -45,6 +45,7 @@ def az_config(config) -> az.AZConfig:
         decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
         phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
         phase1_value=config.phase1_value,
+        self_play_value=config.self_play_value,
         pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
         sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
         anchor_fraction=config.anchor_fraction,

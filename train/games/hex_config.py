@@ -33,6 +33,9 @@ class Config(RunConfig):
     phase1_value: str = "result"
     """Value target of a phase-1 position: result (the random game's, the source's) or uct (the
     labelling UCT search's root win rate, over all its simulations)."""
+    self_play_value: str = "result"
+    """Value target of a self-play position: result (the game's) or uct (plain UCT's root win
+    rate with phase1_simulations, as phase1_value uct's; a UCT search on every position)."""
     phase1_simulations: int = 200
     """UCT simulations per phase-1 label."""
     rounds: int = 10
