@@ -100,6 +100,16 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     assert not (tmp_path / "hex").exists()
 
 
+def test_the_full_preset_anchors_self_play_and_labels_phase1_values_by_uct():
+    from train.common.config import parse
+    from train.games.hex_config import PRESETS
+    full = parse(PRESETS, ["--preset", "full"])[1]
+    assert (full.anchor_fraction, full.anchor_simulations, full.phase1_value) == (0.25, 1000, "uct")
+    assert parse(PRESETS, ["--preset", "full", "--anchor-fraction", "0"])[1].anchor_fraction == 0
+    quick = parse(PRESETS, [])[1]
+    assert (quick.anchor_fraction, quick.phase1_value) == (0.0, "result")
+
+
 def test_eval_symmetry_is_the_full_presets_and_a_flag():
     from train.common.config import parse
 

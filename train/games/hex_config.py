@@ -188,11 +188,18 @@ PRESETS = {
     # without; over 600 games that round-10 model won 86.2% averaged, 80.8% alone.
     # Seed 1 on the same CPU stalls (0-5% a round through round 6; with alpha 0.15, 4.5% after
     # ten rounds; 0-10% with 30 sampled moves, two phase-1 rounds or UCT's self-play labels),
-    # so the preset is not yet reliable over seeds: on a Zen 5 CPU seeds 2 and 3 won 76% and 10.5%
-    # in 45-48 min (docs/hex_training.md).
-    "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, search="gumbel",
-                   simulations=64, games_per_update=128, updates_per_round=16, sgd_steps=256,
-                   buffer_size=200_000, uct_simulations=1000, eval_simulations=200, eval_symmetry=True,
-                   eval_games=20, elo_games=8, elo_opponents=2, rounds=10, lr_decay=True,
-                   lr_decay_rounds=18, policy_from="newest"),
+    # so the preset was not reliable over seeds: on a Zen 5 CPU seeds 2 and 3 won 76% and 10.5%
+    # in 45-48 min (docs/hex_training.md). Two changes since, both measured on seed 3 there:
+    # plain UCT as the opponent of a quarter of the self-play updates (anchor_fraction; with
+    # UCT-200, 47%), and phase-1 value targets from the labelling UCT search's root win rate
+    # instead of the random game's result (phase1_value="uct"): the phase-1 model alone then
+    # won 70% of 20 games against UCT-1,000 (0% before); with both and a UCT-1,000 anchor,
+    # seed 3 won 80-100% of its 20 games a round from round 3 on (its final 200 games and
+    # more seeds: docs/hex_training.md).
+    "full": Config(board_size=11, phase1_rounds=1, phase1_simulations=400, phase1_value="uct",
+                   search="gumbel", simulations=64, games_per_update=128, updates_per_round=16,
+                   sgd_steps=256, buffer_size=200_000, uct_simulations=1000, eval_simulations=200,
+                   eval_symmetry=True, eval_games=20, elo_games=8, elo_opponents=2, rounds=10,
+                   lr_decay=True, lr_decay_rounds=18, policy_from="newest", anchor_fraction=0.25,
+                   anchor_simulations=1000),
 }
