@@ -7,14 +7,16 @@ One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
 1. **Data.** Phase 1 (the first ``phase1_updates`` updates; the source's supervised start):
    ``games_per_update`` games of uniformly random moves; every position is labelled with the
    game's final result (value) and the distribution of the win rates of the children of a
-   plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2).
+   plain UCT search's root (policy: each child's W/N, normalised; the source's sec. 1.2);
+   with ``phase1_value="uct"`` the value is that search's root win rate instead.
    Phase 2 (self-play): ``games_per_update`` games of the newest model against one model drawn
    uniformly from the pool (with ``best_k``, from its K best by ``AZCarry.ratings``; with
-   probability ``self_fraction``, the newest model itself), half with the newest model in
+   probability ``self_fraction``, the newest model itself; with ``anchor_fraction``, the
+   anchor, a fixed player such as plain UCT), half with the newest model in
    seat 0 and half in seat 1, each move chosen by ``search`` with the mover's parameters;
    every position is labelled with the search's ``action_weights`` (policy; with
-   ``policy_from="newest"`` only the newest model's moves) and the final result from the
-   mover's view (value).
+   ``policy_from="newest"`` only the newest model's moves; never the anchor's) and the final
+   result from the mover's view (value; ``self_play_value="uct"``: UCT's root win rate).
 2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
 3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
    position replaced by its image under ``symmetry`` with probability 1/2 (when given).
