@@ -280,11 +280,10 @@ def uct_labeller(env: Env, num_simulations: int, *, with_value: bool = False) ->
     """Phase-1 labels from plain UCT (``jaxgames.search.uct``): the win-rate distribution;
     ``with_value``: with the root's value too, ``(policy [B, A], 2 W/N - 1 [B])`` (the root
     mover's win rate over all simulations, on the [-1, 1] scale)."""
-    from jaxgames.search.uct import uct_search
+    searches = _uct_searches(env, num_simulations)
 
     def label(states, key):
-        keys = key_lib.game_keys(key, states.step_count.shape[0])
-        out = jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))(states, keys)
+        out = searches(states, key_lib.game_keys(key, states.step_count.shape[0]))
         policy = win_rate_distribution(out.win_rates, out.visit_counts, states.legal_action_mask)
         return (policy, 2.0 * out.value - 1.0) if with_value else policy
 
@@ -293,13 +292,15 @@ def uct_labeller(env: Env, num_simulations: int, *, with_value: bool = False) ->
 
 def uct_anchor(env: Env, num_simulations: int) -> Anchor:
     """Plain UCT (``jaxgames.search.uct``) with ``num_simulations`` as a self-play anchor."""
+    searches = _uct_searches(env, num_simulations)
+    return lambda states, keys: searches(states, keys).action.astype(jnp.int32)
+
+
+def _uct_searches(env: Env, num_simulations: int):
+    """``searches(states [B], keys [B]) -> UCTOutput [B]``: plain UCT from every position."""
     from jaxgames.search.uct import uct_search
 
-    def act(states, keys):
-        out = jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))(states, keys)
-        return out.action.astype(jnp.int32)
-
-    return act
+    return jax.vmap(lambda s, k: uct_search(env, s, k, num_simulations=num_simulations))
 
 
 def loss(cfg: AZConfig, apply_fn, params, batch: Position) -> tuple[jax.Array, dict]:
