@@ -102,7 +102,7 @@ ANCHOR_GENERATION = -2   # ``opponent_generation`` of an update played against t
 
 
 POLICY_FROM = ("both", "newest")
-PHASE1_VALUES = ("result", "uct")
+VALUE_TARGETS = ("result", "uct")
 SELF_PLAY_LABELS = ("search", "uct")
 
 
@@ -188,10 +188,10 @@ class AZConfig:
     def validate(self) -> None:
         if self.sample_moves < 0:
             raise ValueError(f"sample_moves must be >= 0, got {self.sample_moves}")
-        if self.phase1_value not in PHASE1_VALUES:
-            raise ValueError(f"phase1_value must be one of {', '.join(PHASE1_VALUES)}, got {self.phase1_value!r}")
-        if self.self_play_value not in PHASE1_VALUES:
-            raise ValueError(f"self_play_value must be one of {', '.join(PHASE1_VALUES)}, "
+        if self.phase1_value not in VALUE_TARGETS:
+            raise ValueError(f"phase1_value must be one of {', '.join(VALUE_TARGETS)}, got {self.phase1_value!r}")
+        if self.self_play_value not in VALUE_TARGETS:
+            raise ValueError(f"self_play_value must be one of {', '.join(VALUE_TARGETS)}, "
                              f"got {self.self_play_value!r}")
         if self.policy_from not in POLICY_FROM:
             raise ValueError(f"policy_from must be one of {', '.join(POLICY_FROM)}, got {self.policy_from!r}")

@@ -156,15 +156,18 @@ def score_against_pool(metrics) -> float | None:
     """The newest model's mean result (+1 a win, -1 a loss) over a chunk's self-play updates
     against pool models; its games against itself (``--self-fraction``) say nothing of its
     progress and are left out. None when the chunk had none."""
-    against_pool = (metrics["phase"] == 2) & (metrics["opponent_generation"] >= 0)
-    return float(metrics["newest_score"][against_pool].mean()) if against_pool.any() else None
+    return _mean_score(metrics, metrics["opponent_generation"] >= 0)
 
 
 def score_against_anchor(metrics) -> float | None:
     """The newest model's mean result over a chunk's self-play updates against the anchor
     (``--anchor-fraction``); None when the chunk had none."""
-    against = (metrics["phase"] == 2) & (metrics["opponent_generation"] == az.ANCHOR_GENERATION)
-    return float(metrics["newest_score"][against].mean()) if against.any() else None
+    return _mean_score(metrics, metrics["opponent_generation"] == az.ANCHOR_GENERATION)
+
+
+def _mean_score(metrics, opponents) -> float | None:
+    picked = (metrics["phase"] == 2) & opponents
+    return float(metrics["newest_score"][picked].mean()) if picked.any() else None
 
 
 def versus_uct(res) -> dict:
