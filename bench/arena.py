@@ -35,7 +35,7 @@ def every_policy_rollout(env, policies, seats, init_keys, keys, *, params, max_s
                          chance_keys=None):
     """The arena's loop before ``rollout_seated``: ``vmap`` of ``jaxgames.rollout`` in which
     every policy decides at every step and a select keeps the mover's (``seats`` [G, players],
-    keys [G]). The peer here, and the reference ``tests/common/test_arena.py`` compares with."""
+    keys [G]). The peer here, and the reference ``tests/test_arena.py`` compares with."""
     def one(init_key, key, chance_key, seat):
         def mover(params, state, k):
             actions = jnp.stack([p(params[i], state, k) for i, p in enumerate(policies)])

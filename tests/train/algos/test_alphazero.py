@@ -22,7 +22,7 @@ from train.algos import replay as replay_lib
 from train.common import make_chunk
 from train.common.launcher import cpu_devices_env
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 N = 3
 ENV = jaxgames.make("hex", board_size=N)
 A = ENV.num_actions
@@ -359,7 +359,7 @@ def test_config_is_checked():
 
 _SHARDED = """
 import json, sys, jax, numpy as np
-sys.path.insert(0, "tests/train")
+sys.path.insert(0, "tests/train/algos")
 import test_alphazero as t
 from train.common import make_chunk
 carry, m = t.SELF_PLAY_CHUNK(t.SELF_PLAY_ONLY.init(jax.random.key(0)), jax.random.key(1), 0)

@@ -19,7 +19,7 @@ from train.common import CheckpointError, Checkpointer, RunConfig, RunDir, parse
 from train.common.config import SEED_MAX
 from train.common.rundir import LOCK_NAME, RunDirError
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +71,7 @@ sys.stdin.read()
 def test_lock_holds_against_another_process_and_dies_with_it(tmp_path):
     RunDir(tmp_path, "toy", cfg(tmp_path), resume=False).close()
     child = subprocess.Popen(
-        [sys.executable, "-c", _HOLD.format(root=str(tmp_path), tests=str(REPO / "tests" / "common"))],
+        [sys.executable, "-c", _HOLD.format(root=str(tmp_path), tests=str(REPO / "tests" / "train" / "common"))],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
         env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
