@@ -1,5 +1,6 @@
 # The two commands: `make demo` runs the ten-and-a-half and 2048 quick presets and prints one summary table;
-# `make test` runs the test suite. Both create .venv on first use (needs only python3.11 + make).
+# `make test` runs the test suite. Both create .venv on first use (needs only python3 (3.11+) + make;
+# PYTHON=python3.11 picks another interpreter).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,6 +10,7 @@ JAX_PIN := jax[cpu]==0.10.1
 .PHONY: demo test bench clean
 
 $(VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "jaxgames needs Python 3.11+ (jax 0.10.1 has no wheels for " + sys.version.split()[0] + "): make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 

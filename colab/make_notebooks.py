@@ -5,7 +5,7 @@
 
 import json
 import pathlib
-import re
+import tomllib
 
 HERE = pathlib.Path(__file__).parent
 PYPROJECT = HERE.parent / "pyproject.toml"
@@ -15,12 +15,7 @@ URL_KEYS = ("Repository", "Source", "Homepage")
 def project_url(pyproject: pathlib.Path = PYPROJECT) -> str | None:
     """The project's address from ``[project.urls]`` (Repository, Source or Homepage), or None.
     The one place it is written; the notebooks get it when they are generated."""
-    try:
-        import tomllib
-        urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
-    except ImportError:  # Python 3.10: the one table we need, read plainly
-        table = re.search(r"^\[project\.urls\]\s*$(.*?)(?=^\[|\Z)", pyproject.read_text(), re.M | re.S)
-        urls = dict(re.findall(r'^\s*"?([\w.-]+)"?\s*=\s*"([^"]+)"', table.group(1), re.M)) if table else {}
+    urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
     return next((urls[k] for k in URL_KEYS if urls.get(k)), None)
 
 

@@ -89,8 +89,6 @@ def test_project_url_comes_from_pyproject(tmp_path, monkeypatch):
     toml.write_text('[project]\nname = "jaxgames"\n\n[project.urls]\nHomepage = "https://h.example"\n'
                     'Repository = "https://git.example/o/jaxgames"\n\n[tool.x]\ny = "z"\n')
     assert make_notebooks.project_url(toml) == "https://git.example/o/jaxgames"
-    monkeypatch.setitem(sys.modules, "tomllib", None)  # Python 3.10 reads the table plainly
-    assert make_notebooks.project_url(toml) == "https://git.example/o/jaxgames"
     toml.write_text('[project]\nname = "jaxgames"\n')
     assert make_notebooks.project_url(toml) is None
 
