@@ -42,6 +42,7 @@ from jaxgames import core
 from jaxgames.hearts import bots as B
 from jaxgames.hearts import evaluate as E
 from jaxgames.hearts.game import Hearts
+from jaxgames.rollout import rollout
 from jaxgames.search import maxn
 
 
@@ -61,7 +62,7 @@ def speed(env: Hearts, batch: int, seed: int) -> list[str]:
 
     @jax.jit
     def positions(keys, moves):
-        return jax.vmap(lambda k, n: core.rollout(env, env.init(k), core.random_policy, k, max_steps=n).state)(
+        return jax.vmap(lambda k, n: rollout(env, env.init(k), core.random_policy, k, max_steps=n).state)(
             keys, moves)
 
     trick = jax.jit(jax.vmap(lambda s: B.trick_search(env, s).action))

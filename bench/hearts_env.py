@@ -3,7 +3,7 @@
     python -m bench.hearts_env [--batch 1024] [--repeats 5] [--peer-seconds 5]
                                [--variant standard|paper|both] [--worlds]
 
-* jaxgames: ``--batch`` whole hands at once, each a :func:`jaxgames.core.rollout` of
+* jaxgames: ``--batch`` whole hands at once, each a :func:`jaxgames.rollout.rollout` of
   :func:`jaxgames.core.random_policy` from ``env.init`` (the deal included) to the end of the
   hand, under ``jax.vmap``, one jitted call; games per second = batch / seconds of a call,
   after a warm-up call (compilation). Timed twice: as one program on the default device (the
@@ -59,6 +59,7 @@ import jaxgames  # noqa: E402
 from bench.timing import best_seconds  # noqa: E402
 from jaxgames import core, rng  # noqa: E402
 from jaxgames.hearts import Hearts  # noqa: E402
+from jaxgames.rollout import rollout  # noqa: E402
 
 OPENSPIEL_PARAMS = {
     "standard": {"qs_breaks_hearts": False},
@@ -106,7 +107,7 @@ def jax_games(env, batch: int, sharded: bool, policy=core.random_policy):
 
     def one(key):
         init_key, play_key = rng.split(key, 2)
-        out = core.rollout(env, env.init(init_key), policy, play_key)
+        out = rollout(env, env.init(init_key), policy, play_key)
         return out.steps, out.returns
 
     keys = rng.split(jax.random.key(0), batch)
@@ -165,7 +166,7 @@ def world_sampler(env, batch: int, moves: int):
     def states(key):
         def one(k):
             k1, k2 = rng.split(k, 2)
-            return core.rollout(env, env.init(k1), core.random_policy, k2, max_steps=moves).state
+            return rollout(env, env.init(k1), core.random_policy, k2, max_steps=moves).state
         return jax.vmap(one)(rng.split(key, batch))
 
     start = jax.jit(states)(jax.random.key(7))

@@ -18,7 +18,7 @@ Timing starts after a warm-up call (compilation) and waits on ``block_until_read
 of ``repeats`` runs is reported as environment steps per second (batch * steps / seconds).
 
 Also measured: ``Hex.playout_returns`` (a random fill and one winner test, the rollout of UCT)
-against the contract's move-by-move random rollout (``core.rollout`` with the random policy)
+against the contract's move-by-move random rollout (``jaxgames.rollout`` with the random policy)
 from the empty board, as playouts per second.
 """
 
@@ -33,6 +33,7 @@ import numpy as np
 import jaxgames
 from bench.game2048_env import _pgx_auto_reset, measure
 from jaxgames import core, rng
+from jaxgames.rollout import rollout
 
 
 def _rollout(init, step, batch: int, steps: int, player: str, moves_played, orders: np.ndarray):
@@ -75,7 +76,7 @@ def _playouts(env, batch: int, fast: bool):
         if fast:
             returns = jax.vmap(lambda k: env.playout_returns(state, k))(keys)
         else:
-            returns = jax.vmap(lambda k: core.rollout(env, state, core.random_policy, k).returns)(keys)
+            returns = jax.vmap(lambda k: rollout(env, state, core.random_policy, k).returns)(keys)
         return returns[:, 0].sum()
 
     return jax.jit(run)

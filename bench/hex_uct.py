@@ -9,7 +9,7 @@ is ``C * sqrt(2)``, the same formula in its notation). Reported: simulations per
 simulations of every move played / wall time.
 
 * jaxgames: ``--batch`` games at once, ``jax.vmap`` of :func:`jaxgames.search.uct_search` in
-  :func:`jaxgames.core.rollout`, one jitted program, timed after compilation. The games are
+  :func:`jaxgames.rollout.rollout`, one jitted program, timed after compilation. The games are
   split over one XLA CPU device per core (``--xla_force_host_platform_device_count``, set
   here unless ``XLA_FLAGS`` already sets it; ``shard_map``): XLA's own intra-op threading
   splits the many small operations of a search over threads, which costs more than it gains
@@ -45,7 +45,8 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
 import jaxgames  # noqa: E402
-from jaxgames import core, rng  # noqa: E402
+from jaxgames import rng  # noqa: E402
+from jaxgames.rollout import rollout  # noqa: E402
 from jaxgames.search import uct  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def jax_selfplay(env, batch: int, simulations: int, exploration: float, seed: in
 
     def one_game(key):
         init_key, play_key = rng.split(key, 2)
-        out = core.rollout(env, env.init(init_key), policy, play_key)
+        out = rollout(env, env.init(init_key), policy, play_key)
         return out.steps, out.returns
 
     mesh = jax.make_mesh((jax.device_count(),), ("games",))

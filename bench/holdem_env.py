@@ -6,7 +6,7 @@ Heads-up no-limit hold'em, 20,000-chip stacks, blinds 50/100, hands played to th
 uniformly random legal player, measured in hands per second:
 
 * jaxgames: ``batch`` hands at once, each ``init`` (shuffle, deal, showdown evaluation) then
-  ``core.rollout`` with ``core.random_policy`` under ``vmap``, one jitted call; the best of
+  ``jaxgames.rollout`` with ``core.random_policy`` under ``vmap``, one jitted call; the best of
   three calls in each of ``repeats`` rounds, after a warm-up call (compilation). Also timed: the same game with the showdown
   evaluated on the step that ends the hand instead of at the deal (``--no-variant`` skips it),
   which shows what evaluating at the deal saves. Also timed: ``steps`` auto-reset steps of
@@ -41,6 +41,7 @@ import numpy as np
 import jaxgames
 from jaxgames import core, rng
 from jaxgames.holdem import game as G
+from jaxgames.rollout import rollout
 
 OPENSPIEL = ("universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,"
              "numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,"
@@ -70,7 +71,7 @@ def jax_hands(env, batch: int):
 
     def one(key):
         k_init, k_play = rng.split(key, 2)
-        out = core.rollout(env, env.init(k_init), core.random_policy, k_play)
+        out = rollout(env, env.init(k_init), core.random_policy, k_play)
         return out.returns[0], out.steps
 
     @jax.jit

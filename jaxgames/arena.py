@@ -33,8 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import rng
-from jaxgames.core import Env, Policy, State, rollout_seated
+from jaxgames.core import Env, Policy, State
 from jaxgames.ratings import elo
+from jaxgames.rollout import rollout_seated
 
 __all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "mixed_seatings", "play", "rotations",
            "summarize"]

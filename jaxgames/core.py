@@ -29,20 +29,34 @@ whose chance happens inside a move (a dealer's draws, a deal) do it inside ``ste
 Games implement ``_init``, ``_step`` (legal, unfinished states only) and ``_observe``.
 Stochastic games may expose their chance step (``afterstate``, ``chance_outcomes``,
 ``apply_chance``); imperfect-information games expose ``sample_world``.
+
+Beside this module: :mod:`jaxgames.rollout`, the one game loop, and :mod:`jaxgames.api_test`,
+the contract test every game passes.
 """
 
 from __future__ import annotations
 
 import abc
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import rng
+
+__all__ = [
+    "CHANCE_PLAYER",
+    "Array",
+    "Env",
+    "PRNGKey",
+    "Policy",
+    "State",
+    "auto_reset",
+    "random_legal_action",
+    "random_policy",
+]
 
 Array = jax.Array
 PRNGKey = jax.Array
@@ -162,6 +176,8 @@ class Env(abc.ABC):
         The rollout of plain UCT. Games may override it with a faster sampler of the same
         distribution (Hex fills the board at random and tests the winner once).
         """
+        from jaxgames.rollout import rollout  # the game loop is built on this module's Env
+
         return rollout(self, state, random_policy, key).returns
 
     @functools.cached_property
@@ -275,283 +291,3 @@ def random_policy(params: Any, state: State, key: PRNGKey) -> Array:
     """The uniformly random legal player as a :data:`Policy` (``params`` unused)."""
     del params
     return random_legal_action(state, key)
-
-
-# -- the one game loop ---------------------------------------------------------------------------
-
-
-@chex.dataclass(frozen=True)
-class Rollout:
-    state: State        # the final state
-    returns: Array      # float32 [num_players]  rewards summed from the start state on
-    steps: Array        # int32 []  moves played
-
-
-def rollout(env: Env, state: State, policy: Policy, key: PRNGKey, *, params: Any = None,
-            max_steps: int | None = None, chance_key: PRNGKey | None = None) -> Rollout:
-    """Play ``policy`` from ``state`` to the end of the game, or ``max_steps`` moves.
-
-    One unbatched game (vmap it); a ``lax.while_loop``, so games of any length cost only the
-    moves they play. ``policy(params, state, key)`` moves for whoever is to play (a policy
-    that seats several players reads ``state.current_player``). With ``chance_key`` the chance
-    of the move at ``step_count`` t is ``fold_in(chance_key, t)`` whatever the players do (the
-    arena shares it across seat rotations: duplicate play); otherwise it comes from ``key``.
-    The start state's own rewards are not counted. Every game loop of the project is this one
-    (:func:`rollout_seated` is its batched form for several policies in the seats).
-    """
-    limit = max_steps if max_steps is not None else (env.max_steps or 100_000)
-
-    def cond(carry):
-        state, _, t, _ = carry
-        return ~(state.terminated | state.truncated) & (t < limit)
-
-    def body(carry):
-        state, k, t, ret = carry
-        k, k_act, k_chance = rng.split(k, 3)
-        if chance_key is not None:
-            k_chance = jax.random.fold_in(chance_key, state.step_count)
-        action = policy(params, state, k_act)
-        state = env.step(state, action, k_chance)
-        return state, k, t + 1, ret + state.rewards
-
-    ret = jnp.zeros(env.num_players, jnp.float32)
-    state, _, steps, ret = jax.lax.while_loop(cond, body, (state, key, jnp.int32(0), ret))
-    return Rollout(state=state, returns=ret, steps=steps)
-
-
-def rollout_seated(env: Env, states: State, policies: Sequence[Policy], seats: Array, keys: PRNGKey, *,
-                   params: Sequence[Any], max_steps: int | None = None,
-                   chance_keys: PRNGKey | None = None) -> Rollout:
-    """:func:`rollout` of a batch of games whose seats several policies hold, each policy
-    evaluated only on the games where it is to move.
-
-    ``states`` [G] (batched), ``seats`` int32 [G, num_players] (the policy in each seat of
-    each game), ``keys`` [G] and ``chance_keys`` [G] (or None) as :func:`rollout`'s, one per game;
-    ``params[i]`` are policy ``i``'s. Every game gets what ``vmap`` of :func:`rollout` with the
-    policy ``policies[seats[g, state.current_player]]`` gives it: the same moves from the same
-    keys, the same chance, the same returns and step counts (tested). What differs is the work:
-    under ``vmap`` every policy would decide for every game at every step and a select keep
-    the mover's, so a match of two searches paid for both at each move. Here the games where
-    policy ``i`` moves are gathered, in chunks of ``ceil(G / len(policies))``, as many chunks
-    as it has movers that step; with two policies rotated over the seats of a game whose
-    players alternate (Hex), each policy searches exactly half the batch.
-    """
-    num_games = seats.shape[0]
-    limit = max_steps if max_steps is not None else (env.max_steps or 100_000)
-    chunk = -(-num_games // len(policies))
-    chunks = -(-num_games // chunk)
-
-    def decide(states, act_keys, live):
-        if len(policies) == 1:
-            return jax.vmap(policies[0], in_axes=(None, 0, 0))(params[0], states, act_keys)
-        mover = jnp.take_along_axis(seats, (states.current_player % seats.shape[1])[:, None], axis=1)[:, 0]
-        actions = jnp.zeros(num_games, jnp.int32)
-        for i, policy in enumerate(policies):
-            moves = live & (mover == i)
-            count = moves.sum(dtype=jnp.int32)
-            # the movers first, then the rest: chunk j takes places j*chunk .. (j+1)*chunk - 1
-            order = jnp.argsort(~moves, stable=True)
-            order = jnp.concatenate([order, order[: chunks * chunk - num_games]])
-
-            def one_chunk(j, actions, i=i, policy=policy, order=order, count=count):
-                idx = jax.lax.dynamic_slice(order, (j * chunk,), (chunk,))
-                picked = jax.tree_util.tree_map(lambda x: x[idx], (states, act_keys))
-                a = jax.vmap(policy, in_axes=(None, 0, 0))(params[i], *picked)
-                if not jnp.issubdtype(a.dtype, jnp.integer):   # the contract env.step enforces
-                    raise TypeError(f"{env.id}: actions are integers, got an array of {a.dtype} "
-                                    f"from policy {i}")
-                keep = j * chunk + jnp.arange(chunk) < count
-                return actions.at[jnp.where(keep, idx, num_games)].set(a, mode="drop")
-
-            actions = jax.lax.fori_loop(0, (count + chunk - 1) // chunk, one_chunk, actions)
-        return actions
-
-    def cond(carry):
-        states, _, t, _, _ = carry
-        return jnp.any(~(states.terminated | states.truncated)) & (t < limit)
-
-    def body(carry):
-        states, k, t, ret, steps = carry
-        live = ~(states.terminated | states.truncated)
-        k, k_act, k_chance = jax.vmap(lambda key: rng.split(key, 3), out_axes=1)(k)
-        if chance_keys is not None:
-            k_chance = jax.vmap(jax.random.fold_in)(chance_keys, states.step_count)
-        actions = decide(states, k_act, live)
-        stepped = jax.vmap(env.step)(states, actions, k_chance)
-        states = jax.vmap(_select)(live, stepped, states)
-        ret = ret + jnp.where(live[:, None], stepped.rewards, 0.0)
-        return states, k, t + 1, ret, steps + live
-
-    ret = jnp.zeros((num_games, env.num_players), jnp.float32)
-    steps = jnp.zeros(num_games, jnp.int32)
-    states, _, _, ret, steps = jax.lax.while_loop(cond, body, (states, keys, jnp.int32(0), ret, steps))
-    return Rollout(state=states, returns=ret, steps=steps)
-
-
-# -- the shared contract test ----------------------------------------------------------------
-
-
-def api_test(env: Env, *, num_games: int = 16, max_steps: int = 2000, seed: int = 0,
-             num_probes: int = 3) -> None:
-    """Check that ``env`` keeps the contract. Raises AssertionError on the first violation.
-
-    Dtypes and shapes (``observation_spec``, ``observe_all``); random play to the end, single
-    and vmapped; the finished-game no-op; illegal-action termination and penalty; all-True
-    mask at terminal states; integer actions only; a stochastic ``step`` refuses to run
-    without a key; the chance step (probabilities sum to 1, every outcome a valid state,
-    ``step`` equal to one of them) and ``sample_world`` (consistent with what the player saw,
-    reading nothing else) on ``num_probes`` states of a game; no recompile on a second call
-    (``chex.assert_max_traces``); same key, same game.
-    """
-    chex.clear_trace_counter()  # the counter is global: earlier api_test calls must not count
-    key = jax.random.key(seed)
-    init = jax.jit(chex.assert_max_traces(env.init, n=1))
-    step = jax.jit(chex.assert_max_traces(env.step, n=1))
-    state = init(key)
-    _check_state(env, state)
-    chex.assert_trees_all_equal_shapes_and_dtypes(env.observation_spec, state.observation)
-    all_obs = jax.jit(env.observe_all)(state)
-    chex.assert_trees_all_equal_shapes_and_dtypes(
-        all_obs, jax.tree_util.tree_map(
-            lambda s: jax.ShapeDtypeStruct((env.num_players, *s.shape), s.dtype), env.observation_spec))
-
-    # Random play, one game, to the end; checks the invariants at every step and keeps a few
-    # states for the chance and hidden-information checks.
-    k = key
-    visited = [state]
-    for _ in range(max_steps):
-        if bool(state.terminated | state.truncated):
-            break
-        k, ka, ks = jax.random.split(k, 3)
-        assert bool(state.legal_action_mask.any()), "no legal action in a live state"
-        state = step(state, random_legal_action(state, ka), ks)
-        _check_state(env, state)
-        visited.append(state)
-    assert bool(state.terminated | state.truncated), f"game did not end in {max_steps} steps"
-    assert bool(state.legal_action_mask.all()), "terminal mask must be all True"
-    live = [s for s in visited if not bool(s.terminated | s.truncated)]
-    probes = [live[i] for i in np.linspace(0, len(live) - 1, min(num_probes, len(live))).astype(int)]
-
-    # Finished game: any action is a no-op with zero rewards.
-    after = step(state, jnp.int32(0), ks)
-    assert float(jnp.abs(after.rewards).sum()) == 0.0, "stepping a finished game gave rewards"
-    for name in ("current_player", "terminated", "truncated", "step_count"):
-        np.testing.assert_array_equal(getattr(after, name), getattr(state, name), err_msg=name)
-
-    # Illegal action: the game ends and the mover gets the penalty.
-    fresh = init(key)
-    illegal = jnp.nonzero(~np.asarray(fresh.legal_action_mask), size=1, fill_value=-1)[0][0]
-    bad = int(illegal) if int(illegal) >= 0 else env.num_actions  # out of range is illegal too
-    punished = step(fresh, jnp.int32(bad), key)
-    assert bool(punished.terminated), "an illegal action must end the game"
-    mover = int(fresh.current_player)
-    assert float(punished.rewards[mover]) == env.illegal_action_penalty, "illegal-action penalty"
-
-    # Inputs that would otherwise be silently converted are refused.
-    for wrong in (0.0, jnp.float32(1.0), "1"):
-        try:
-            env.step(fresh, wrong, key)
-        except TypeError:
-            pass
-        else:
-            raise AssertionError(f"step accepted the non-integer action {wrong!r}")
-    if env.stochastic:
-        try:
-            env.step(fresh, jnp.argmax(fresh.legal_action_mask))
-        except ValueError:
-            pass
-        else:
-            raise AssertionError("a stochastic step ran without a key")
-
-    if env.has_chance_step:
-        _check_chance_step(env, probes, key)
-    if not env.perfect_information:
-        _check_sample_world(env, probes, key)
-
-    # Vmapped random play: every game ends, shapes carry a batch axis, no recompiles.
-    keys = jax.random.split(key, num_games)
-    play = jax.jit(jax.vmap(chex.assert_max_traces(
-        lambda k: _random_game(env, k, max_steps), n=1)))
-    final = play(keys)
-    assert final.rewards.shape == (num_games, env.num_players)
-    assert bool((final.terminated | final.truncated).all()), "vmapped games did not end"
-    play(jax.random.split(jax.random.key(seed + 1), num_games))  # raises if it retraces
-    step(fresh, jnp.int32(bad), jax.random.key(seed + 2))
-
-    # Determinism: the same key plays the same game.
-    again = play(keys)
-    chex.assert_trees_all_equal(final, again)
-
-
-def _random_game(env: Env, key: PRNGKey, max_steps: int) -> State:
-    init_key, play_key = jax.random.split(key)
-    return rollout(env, env.init(init_key), random_policy, play_key, max_steps=max_steps).state
-
-
-def _check_chance_step(env: Env, probes: list[State], key: PRNGKey) -> None:
-    """afterstate -> chance_outcomes -> apply_chance composes to ``step``."""
-
-    @jax.jit
-    def expand(state, action, key):
-        after, reward = env.afterstate(state, action)
-        outcomes, probs = env.chance_outcomes(after)
-        children = jax.vmap(lambda o: env.apply_chance(after, o))(outcomes)
-        return after, reward, probs, children, env.step(state, action, key)
-
-    for i, state in enumerate(probes):
-        for action in np.flatnonzero(np.asarray(state.legal_action_mask)):
-            after, reward, probs, children, stepped = expand(
-                state, jnp.int32(action), jax.random.fold_in(key, i))
-            assert int(after.current_player) == CHANCE_PLAYER, "an afterstate's player is CHANCE_PLAYER"
-            probs = np.asarray(probs, np.float64)
-            assert (probs >= 0).all() and abs(probs.sum() - 1.0) < 1e-5, \
-                f"chance probabilities sum to {probs.sum()}"
-            possible = np.flatnonzero(probs > 0)
-            for o in possible:
-                _check_state(env, jax.tree_util.tree_map(lambda x: x[o], children))
-            same = [all(np.array_equal(a[o], b) for a, b in zip(
-                jax.tree_util.tree_leaves(children), jax.tree_util.tree_leaves(stepped)))
-                for o in possible]
-            assert any(same), f"step(state, {action}) is none of apply_chance(afterstate, o)"
-            np.testing.assert_allclose(np.asarray(stepped.rewards).sum(), float(reward), rtol=1e-6,
-                                       err_msg="afterstate reward differs from step's")
-
-
-def _check_sample_world(env: Env, probes: list[State], key: PRNGKey, num_samples: int = 16) -> None:
-    """A sampled world looks the same to the player, reads only what the player knows, and
-    is not simply the real state (which would leak every hidden card to a PIMC player)."""
-    sample = jax.jit(jax.vmap(env.sample_world, in_axes=(None, None, 0)))
-    observe = jax.jit(env.observe)
-    redealt = False
-    for i, state in enumerate(probes):
-        for p in range(env.num_players):
-            keys = jax.random.split(jax.random.fold_in(key, 100 * i + p), num_samples)
-            worlds = sample(state, jnp.int32(p), keys)
-            for w in range(num_samples):
-                world = jax.tree_util.tree_map(lambda x: x[w], worlds)
-                _check_state(env, world)
-                chex.assert_trees_all_equal(observe(world, p), observe(state, p))
-                redealt |= any(not np.array_equal(a, b) for a, b in zip(
-                    jax.tree_util.tree_leaves(world), jax.tree_util.tree_leaves(state)))
-            # A state p cannot tell from ``state`` (another sample) gives the same worlds.
-            twin = jax.tree_util.tree_map(lambda x: x[-1], worlds)
-            chex.assert_trees_all_equal(sample(twin, jnp.int32(p), keys), worlds)
-    assert redealt, "sample_world returned the real state every time: it must redeal what the player cannot see"
-
-
-def _check_state(env: Env, state: State) -> None:
-    chex.assert_shape(state.rewards, (env.num_players,))
-    chex.assert_type(state.rewards, jnp.float32)
-    chex.assert_shape(state.legal_action_mask, (env.num_actions,))
-    chex.assert_type(state.legal_action_mask, jnp.bool_)
-    for name in ("terminated", "truncated"):
-        chex.assert_shape(getattr(state, name), ())
-        chex.assert_type(getattr(state, name), jnp.bool_)
-    for name in ("current_player", "step_count"):
-        chex.assert_shape(getattr(state, name), ())
-        chex.assert_type(getattr(state, name), jnp.int32)
-    cp = int(state.current_player)
-    assert 0 <= cp < env.num_players, f"current_player {cp}: init and step return decision states"
-    obs = env.observe(state, cp)
-    chex.assert_trees_all_equal_shapes_and_dtypes(obs, state.observation)
-    chex.assert_trees_all_equal_shapes_and_dtypes(obs, env.observation_spec)

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import jaxgames
-from bench.arena import every_policy_rollout
 from jaxgames import arena, ratings
 from jaxgames.ten_half import dp
 from toy_games import Duel, HighCard, Take
@@ -151,42 +150,3 @@ def test_arena_refuses_seatings_that_leave_a_policy_out():
         arena.Arena(Take(), [winner, loser], num_games=2, seatings=[[0, 1]])
     with pytest.raises(ValueError, match="multiple of the 14 seatings"):
         arena.Arena(Take(), [winner, loser], num_games=20, seatings=arena.mixed_seatings())
-
-
-def first_legal(params, state, key):
-    return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
-
-
-def last_legal(params, state, key):
-    mask = state.legal_action_mask
-    return (mask.shape[0] - 1 - jnp.argmax(mask[::-1])).astype(jnp.int32)
-
-
-@pytest.mark.parametrize("game,options,policies,seatings,max_steps,duplicate", [
-    ("hex", {"board_size": 5}, (jaxgames.random_policy, first_legal), arena.rotations(2), None, False),
-    ("hex", {"board_size": 5}, (jaxgames.random_policy, first_legal), arena.rotations(2), 7, False),
-    ("hearts", {}, (jaxgames.random_policy, first_legal), arena.mixed_seatings(4, 2), None, False),
-    ("holdem", {}, (jaxgames.random_policy, first_legal, last_legal), arena.rotations(3)[:, :2], None, True),
-    ("hex", {"board_size": 4}, (jaxgames.random_policy,), np.zeros((1, 2), np.int32), None, False),
-])
-def test_rollout_seated_is_vmapped_rollout_of_the_movers_policy(game, options, policies, seatings,
-                                                                max_steps, duplicate):
-    """Each policy decides only where it moves, yet every game is the one ``vmap(rollout)``
-    plays with the mover's policy: same states, returns and step counts (Hex alternates, the
-    Hearts mixed seatings and hold'em's streets do not; with and without shared chance)."""
-    env = jaxgames.make(game, **options)
-    seats = jnp.asarray(np.repeat(seatings, 3, axis=0))
-    num_games = seats.shape[0]
-    init_keys = jax.random.split(jax.random.key(3), num_games)
-    keys = jax.random.split(jax.random.key(4), num_games)
-    chance = jax.random.split(jax.random.key(5), num_games) if duplicate else None
-    params = [None] * len(policies)
-    want = jax.jit(lambda: every_policy_rollout(env, policies, seats, init_keys, keys, params=params,
-                                                max_steps=max_steps, chance_keys=chance))()
-    got = jax.jit(lambda: jaxgames.rollout_seated(
-        env, jax.vmap(env.init)(init_keys), policies, seats, keys, params=params, max_steps=max_steps,
-        chance_keys=chance))()
-    chex.assert_trees_all_equal(got, want)
-    assert int(want.steps.min()) > 0
-    if max_steps is not None:
-        assert int(want.steps.max()) == max_steps

@@ -40,9 +40,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import arena as A
-from jaxgames.core import Policy, random_policy, rollout
+from jaxgames.core import Policy, random_policy
 from jaxgames.hearts.bots import HeartsBot
 from jaxgames.hearts.game import Hearts
+from jaxgames.rollout import rollout
 
 __all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "summarize"]
 

@@ -26,7 +26,7 @@ costs nothing more here.) LBR considers every legal action of the nine-action ab
 action id, so to fold).
 
 Everything is one jitted program: each game is a ``lax.while_loop`` whose carry holds the
-state, the range and the returns (``core.rollout`` plays stateless policies; LBR carries a
+state, the range and the returns (``jaxgames.rollout`` plays stateless policies; LBR carries a
 range), and the games are ``vmap``-ed. Each deal is played twice, LBR on the button and in
 the big blind with the same cards dealt to the same seats (duplicate), and the interval is
 over deals. docs/holdem_eval.md has the measured values.

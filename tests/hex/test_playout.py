@@ -14,6 +14,7 @@ import pytest
 from hex_helpers import env, reference_winner
 from jaxgames import core
 from jaxgames.hex import board as B
+from jaxgames.rollout import rollout
 
 NUM = 4000
 
@@ -28,7 +29,7 @@ def _fast(n):
 def _slow(n):
     e = env(n)
     def returns(state, key):
-        return core.rollout(e, state, core.random_policy, key).returns
+        return rollout(e, state, core.random_policy, key).returns
 
     return jax.jit(jax.vmap(returns, in_axes=(None, 0)))
 
