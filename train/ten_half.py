@@ -15,17 +15,10 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import sys
-import time
 from typing import Sequence
 
-import jax
-import numpy as np
-
-from jaxgames.ten_half import dp
-from train.common import (Checkpointing, Display, RunConfig, RunDir, Schedule, check_divisible,
-                          exit_on_user_error, init_distributed, is_primary, parse, run)
+from train.common import RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary, parse
 from train.games import ten_half as lib
-from train.games.ten_half_plots import write_plots
 
 GAME = lib.GAME
 PROG = "python -m train.ten_half"
@@ -80,62 +73,8 @@ PRESETS = {
 }
 
 
-def train(config: Config, *, stop_after_chunks: int | None = None) -> dict:
-    """Train both methods, evaluate exactly, write the run directory; returns the summary (the
-    same on every process of a multi-host run)."""
-    start = time.time()
-    init_distributed()
-    learners = lib.learners(episodes_per_update=config.episodes_per_update,
-                            epsilon=config.epsilon, discount=config.discount)
-    init, update = lib.joint(learners)
-    train_key = jax.random.key(config.seed)  # the updates' keys, as in the published numbers
-    init_key, eval_key = jax.random.split(jax.random.fold_in(train_key, 2**31 - 1))
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        checkpointer, _ = rundir.open_checkpoints(keep=config.keep_checkpoints)
-
-        def on_chunk(step, carry, metrics, seconds):
-            if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
-                raise RuntimeError("an episode ran past max_episode_steps")
-            first = step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1
-            for i, u in enumerate(range(first, step + 1)):
-                row = {"episodes": u * config.episodes_per_update}
-                for m in lib.METHODS:
-                    policy = np.asarray(metrics[m]["greedy_policy"][i]).reshape(dp.SHAPE)
-                    row[f"{m}_value"] = dp.policy_value(policy)
-                    row[f"{m}_return"] = float(metrics[m]["episode_return"][i])
-                rundir.log(u, row)
-            return {"on": row["on_policy_value"], "off": row["off_policy_value"],
-                    "opt": dp.optimal_value()}
-
-        result = run(
-            update, init(init_key), train_key,
-            Schedule(num_updates=config.num_updates, chunk_size=config.updates_per_chunk,
-                     stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk,
-            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(),
-                                        resume=config.resume),
-            display=Display(enabled=config.progress, desc="ten_half episodes",
-                            units_per_update=config.episodes_per_update,
-                            show=lambda m: f"value on={m['on']:+.4f} off={m['off']:+.4f} "
-                                           f"optimum={m['opt']:+.4f}"))
-        checkpointer.close()
-        if result.step < config.num_updates:  # stopped early on purpose (tests of --resume)
-            return {}
-
-        q, policies = lib.greedy_policies(learners, result.carry)
-        summary = {"optimal_value": dp.optimal_value()}
-        for m in lib.METHODS:
-            summary[f"{m}_value"] = dp.policy_value(policies[m])
-            summary[f"{m}_agreement"] = lib.agreement(policies[m])
-        summary.update(lib.arena_values(learners, result.carry, eval_key, config.arena_games))
-        summary["arena_games"] = config.arena_games
-        summary["episodes"] = config.episodes
-        if rundir.writes:
-            write_plots(rundir, q, policies, rundir.metrics())
-        summary["seconds"] = time.time() - start
-        rundir.write_summary(summary)
-        rundir.write_report(lib.report(config, summary))
-    return summary
+#: train, evaluate and write the run folder (the run lives in train/games/ten_half.py)
+train = lib.train
 
 
 @exit_on_user_error(PROG)

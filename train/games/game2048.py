@@ -32,6 +32,8 @@ def td_config(config) -> td.TDConfig:
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
+    """Train, evaluate at every depth of ``config.final_depths`` and against the baselines, write
+    the run directory; returns the summary. ``config`` is ``train.game2048.Config``."""
     start = time.time()
     tdc = td_config(config)
     net = tdc.network

@@ -1,6 +1,11 @@
-"""Ten-and-a-half learners wired for the pipeline and the benchmark, evaluation and report."""
+"""The ten-and-a-half pipeline behind ``python -m train.ten_half``: both Monte Carlo control
+learners wired for the run and the benchmark, training, exact and arena evaluation, the
+source's figures (learned best action over (sum, cards) per number of face cards, learning
+curves of the exact policy value, the two methods' max-Q) and the report."""
 
 from __future__ import annotations
+
+import time
 
 import jax
 import jax.numpy as jnp
@@ -12,13 +17,73 @@ from jaxgames.ten_half import dp
 from jaxgames.ten_half.game import MAX_CARDS
 from train.algos import mc_control
 from train.algos.learner import Learner
-from train.common.distributed import to_host
+from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
 GAME = "ten_half"
 METHODS = mc_control.METHODS
 # decisions at 1, 2, 3 and 4 cards: a fifth card always ends the game
 MAX_DECISIONS = MAX_CARDS - 1
+FACES_SHOWN = 5  # 0..4 face cards, as the source's figures 4-4 .. 4-8
+
+
+def train(config, *, stop_after_chunks: int | None = None) -> dict:
+    """Train both methods, evaluate exactly, write the run directory; returns the summary (the
+    same on every process of a multi-host run). ``config`` is ``train.ten_half.Config``."""
+    start = time.time()
+    init_distributed()
+    wired = learners(episodes_per_update=config.episodes_per_update,
+                     epsilon=config.epsilon, discount=config.discount)
+    init, update = joint(wired)
+    train_key = jax.random.key(config.seed)  # the updates' keys, as in the published numbers
+    init_key, eval_key = jax.random.split(jax.random.fold_in(train_key, 2**31 - 1))
+    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
+        checkpointer, _ = rundir.open_checkpoints(keep=config.keep_checkpoints)
+
+        def on_chunk(step, carry, metrics, seconds):
+            if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
+                raise RuntimeError("an episode ran past max_episode_steps")
+            first = step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1
+            for i, u in enumerate(range(first, step + 1)):
+                row = {"episodes": u * config.episodes_per_update}
+                for m in METHODS:
+                    policy = np.asarray(metrics[m]["greedy_policy"][i]).reshape(dp.SHAPE)
+                    row[f"{m}_value"] = dp.policy_value(policy)
+                    row[f"{m}_return"] = float(metrics[m]["episode_return"][i])
+                rundir.log(u, row)
+            return {"on": row["on_policy_value"], "off": row["off_policy_value"],
+                    "opt": dp.optimal_value()}
+
+        result = run(
+            update, init(init_key), train_key,
+            Schedule(num_updates=config.num_updates, chunk_size=config.updates_per_chunk,
+                     stop_after_chunks=stop_after_chunks),
+            on_chunk=on_chunk,
+            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(),
+                                        resume=config.resume),
+            display=Display(enabled=config.progress, desc="ten_half episodes",
+                            units_per_update=config.episodes_per_update,
+                            show=lambda m: f"value on={m['on']:+.4f} off={m['off']:+.4f} "
+                                           f"optimum={m['opt']:+.4f}"))
+        checkpointer.close()
+        if result.step < config.num_updates:  # stopped early on purpose (tests of --resume)
+            return {}
+
+        q, policies = greedy_policies(wired, result.carry)
+        summary = {"optimal_value": dp.optimal_value()}
+        for m in METHODS:
+            summary[f"{m}_value"] = dp.policy_value(policies[m])
+            summary[f"{m}_agreement"] = agreement(policies[m])
+        summary.update(arena_values(wired, result.carry, eval_key, config.arena_games))
+        summary["arena_games"] = config.arena_games
+        summary["episodes"] = config.episodes
+        if rundir.writes:
+            write_plots(rundir, q, policies, rundir.metrics())
+        summary["seconds"] = time.time() - start
+        rundir.write_summary(summary)
+        rundir.write_report(report(config, summary))
+    return summary
 
 
 def learners(*, episodes_per_update: int, epsilon: float, discount: float) -> dict[str, Learner]:
@@ -95,3 +160,47 @@ def report(config, summary: dict) -> str:
         + "\n![policies](plots/policy.png)\n\n![learning curves](plots/learning_curve.png)\n\n"
         "![max Q](plots/max_q.png)\n"
     )
+
+
+def write_plots(rundir, q: dict, policies: dict, metrics: list[dict]) -> None:
+    reach = dp.reachable_states()
+    _policy_maps(rundir.plots / "policy.png", {**policies, "optimal": dp.optimal_policy()}, reach)
+    episodes = [r["episodes"] for r in metrics]
+    line_plot(
+        rundir.plots / "learning_curve.png",
+        {m.replace("_", "-"): (episodes, [r[f"{m}_value"] for r in metrics]) for m in policies},
+        hlines={"optimum": dp.optimal_value()}, logx=True,
+        title="Exact value of the greedy policy", xlabel="episodes", ylabel="expected reward")
+    _max_q(rundir.plots / "max_q.png", {**q, "optimal": dp.optimal_q()}, reach)
+
+
+def _policy_maps(path, policies: dict, reach: np.ndarray) -> None:
+    fig, axes = plt.subplots(len(policies), FACES_SHOWN, figsize=(3.0 * FACES_SHOWN, 2.6 * len(policies)),
+                             squeeze=False)
+    cmap = plt.get_cmap("coolwarm", 2)
+    for row, (name, policy) in enumerate(policies.items()):
+        for faces in range(FACES_SHOWN):
+            ax = axes[row, faces]
+            grid = np.where(reach[:, :, faces], policy[:, :, faces], np.nan)[:, 1:5]  # cards 1..4
+            ax.imshow(grid.T, origin="lower", aspect="auto", cmap=cmap, vmin=0, vmax=1,
+                      extent=(-0.25, 21 / 2 + 0.25, 0.5, 4.5))
+            ax.set_title(f"{name.replace('_', '-')}: {faces} face card(s)", fontsize=9)
+            ax.set_xlabel("player sum")
+            ax.set_ylabel("cards")
+    fig.suptitle("Best action (red = hit, blue = stick, blank = unreachable)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _max_q(path, q: dict, reach: np.ndarray, faces: int = 0) -> None:
+    fig, axes = plt.subplots(1, len(q), figsize=(4.2 * len(q), 3.4), squeeze=False)
+    for ax, (name, values) in zip(axes[0], q.items()):
+        grid = np.where(reach[:, :, faces], np.asarray(values).max(-1)[:, :, faces], np.nan)[:, 1:5]
+        im = ax.imshow(grid.T, origin="lower", aspect="auto", cmap="viridis", vmin=-1, vmax=1.5,
+                       extent=(-0.25, 21 / 2 + 0.25, 0.5, 4.5))
+        ax.set(title=f"max Q, {name.replace('_', '-')} ({faces} faces)", xlabel="player sum", ylabel="cards")
+        fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
