@@ -12,11 +12,13 @@ from jaxgames.core import (
     random_policy,
 )
 from jaxgames.rollout import Rollout, rollout, rollout_seated
+from jaxgames.player import Player
 from jaxgames.registry import available, make
 
 __all__ = [
     "CHANCE_PLAYER",
     "Env",
+    "Player",
     "Policy",
     "Rollout",
     "State",

@@ -26,7 +26,7 @@ from jaxgames.hearts.cards import (
 from jaxgames.hearts.game import Hearts, Observation, State, max_hands
 from jaxgames.hearts.render import render_text, tricks
 from jaxgames.hearts import bots, evaluate
-from jaxgames.hearts.bots import BOT_NAMES, HeartsBot, make_bot, trick_search
+from jaxgames.hearts.bots import BOT_NAMES, make_bot, trick_search
 from jaxgames.hearts.evaluate import MatchResult
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "DIAMONDS",
     "HEARTS",
     "Hearts",
-    "HeartsBot",
     "MatchResult",
     "NO_PASS",
     "NUM_CARDS",

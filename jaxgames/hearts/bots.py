@@ -52,7 +52,7 @@ the grid and ``maxn.py`` on stepped states compute the same floats.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import chex
 import jax
@@ -77,12 +77,13 @@ from jaxgames.hearts.cards import (
     card,
 )
 from jaxgames.hearts.game import Hearts, State
+from jaxgames.player import Player
 from jaxgames.search.maxn import maxn_policy
 from jaxgames.search.pimc import pimc_policy
 
 Array = jax.Array
 
-__all__ = ["BOT_NAMES", "DEFAULT_WORLDS", "HeartsBot", "TrickSearch", "evaluation", "iie_policy", "make_bot",
+__all__ = ["BOT_NAMES", "DEFAULT_WORLDS", "TrickSearch", "evaluation", "iie_policy", "make_bot",
            "pass_scores", "pie_policy", "rule_policy", "rule_scores", "trick_over", "trick_search",
            "value_fn"]
 
@@ -103,17 +104,6 @@ _LOW_SPADE = _SPADE & (_RANK < QUEEN)
 _ACE_KING_SPADES = (_IDS == card(11, SPADES)) | (_IDS == card(12, SPADES))
 _POINTS = POINTS.astype(np.int32)
 _NUM_PASSES = NUM_PLAYERS * PASS_SIZE
-
-
-class HeartsBot(NamedTuple):
-    """A Hearts player: its name, the arena policy, whether it reads only its seat's view.
-
-    Hashable (plain functions), so arenas built from the same bot compile once.
-    """
-
-    name: str
-    policy: Policy    # policy(params, state, key) -> int32 []  (params unused: None)
-    honest: bool      # False: reads hidden cards (PIE, by design)
 
 
 # -- the evaluation -------------------------------------------------------------------------------
@@ -508,10 +498,11 @@ def iie_policy(env: Hearts, *, num_worlds: int = DEFAULT_WORLDS) -> Policy:
     return policy
 
 
-def make_bot(env: Hearts, name: str, **options: Any) -> HeartsBot:
-    """The player ``name`` (one of :data:`BOT_NAMES`) for ``env``; ``options``: ``search``
-    for ``pie``, ``num_worlds`` for ``iie``. The same arguments give the same bot (one
-    compile per arena)."""
+def make_bot(env: Hearts, name: str, **options: Any) -> Player:
+    """The player ``name`` (one of :data:`BOT_NAMES`) for ``env``, parameter-free; ``honest``
+    False for ``pie`` alone (it reads the hidden cards by design). ``options``: ``search`` for
+    ``pie``, ``num_worlds`` for ``iie``. The same arguments give an equal player (one compile
+    per arena)."""
     _check_env(env)
     known = {"pie": ("search",), "iie": ("num_worlds",), "rule": (), "random": ()}
     if name not in known:
@@ -521,12 +512,12 @@ def make_bot(env: Hearts, name: str, **options: Any) -> HeartsBot:
         raise ValueError(f"unknown option(s) {', '.join(unknown)} for the {name} bot; valid: "
                          f"{', '.join(known[name]) or '(none)'}")
     if name == "pie":
-        return HeartsBot("pie", pie_policy(env, **options), honest=False)
+        return Player("pie", pie_policy(env, **options), honest=False)
     if name == "iie":
         worlds = options.get("num_worlds", DEFAULT_WORLDS)
         if isinstance(worlds, (bool, np.bool_)) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"num_worlds must be an integer >= 1, got {worlds!r}")
-        return HeartsBot("iie", iie_policy(env, num_worlds=int(worlds)), honest=True)
+        return Player("iie", iie_policy(env, num_worlds=int(worlds)))
     if name == "rule":
-        return HeartsBot("rule", rule_policy(env), honest=True)
-    return HeartsBot("random", random_policy, honest=True)
+        return Player("rule", rule_policy(env))
+    return Player("random", random_policy)

@@ -41,8 +41,8 @@ import numpy as np
 
 from jaxgames import arena as A
 from jaxgames.core import Policy, random_policy
-from jaxgames.hearts.bots import HeartsBot
 from jaxgames.hearts.game import Hearts
+from jaxgames.player import Player
 from jaxgames.rollout import rollout
 
 __all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "summarize"]
@@ -93,21 +93,29 @@ class MatchResult:
         return text + f"; {count} ({self.deals} deals x {seatings} seatings)"
 
 
-def _bot(player: HeartsBot | Policy, i: int) -> tuple[str, Policy]:
-    if isinstance(player, HeartsBot):
+def _bot(player: Player | Policy, i: int) -> tuple[str, Policy]:
+    if isinstance(player, Player):
         return player.name, player.policy
     if callable(player):
         return f"policy {i}", player
-    raise ValueError(f"player {i} must be a HeartsBot or a policy(params, state, key), got {player!r}")
+    raise ValueError(f"player {i} must be a Player or a policy(params, state, key), got {player!r}")
 
 
-def evaluate(env: Hearts, players: Sequence[HeartsBot | Policy], key: jax.Array, *, deals: int,
+def _params(players: Sequence[Player | Policy], params: Sequence[Any] | None) -> list:
+    """``params``, or each Player's own (None for a bare policy)."""
+    if params is not None:
+        return list(params)
+    return [p.params if isinstance(p, Player) else None for p in players]
+
+
+def evaluate(env: Hearts, players: Sequence[Player | Policy], key: jax.Array, *, deals: int,
              params: Sequence[Any] | None = None, names: Sequence[str] | None = None,
              max_steps: int = 10_000) -> MatchResult:
-    """Play ``players`` (two :class:`HeartsBot` or policies) against each other in the 14
-    mixed seatings, ``deals`` deals each (``14 * deals`` games of ``env``: one hand, or a game
-    to ``env.target_score``); see the module docstring. One compile per (env, players,
-    deals); other keys and params do not recompile."""
+    """Play ``players`` (two :class:`~jaxgames.player.Player` or policies) against each other
+    in the 14 mixed seatings, ``deals`` deals each (``14 * deals`` games of ``env``: one hand,
+    or a game to ``env.target_score``); see the module docstring. ``params``: one per player,
+    else each Player's own. One compile per (env, players, deals); other keys and params do
+    not recompile."""
     if not isinstance(env, Hearts):
         raise ValueError(f"evaluate needs a Hearts env, got {type(env).__name__}")
     if not 2 <= len(players) <= env.num_players:
@@ -122,8 +130,8 @@ def evaluate(env: Hearts, players: Sequence[HeartsBot | Policy], key: jax.Array,
     if len(set(names)) < len(names):
         names = tuple(f"{n} ({i})" for i, n in enumerate(names))
     seatings = A.mixed_seatings(env.num_players, len(players))
-    result = A.play(env, [p for _, p in named], key, num_games=len(seatings) * int(deals), params=params,
-                    max_steps=max_steps, seatings=seatings)
+    result = A.play(env, [p for _, p in named], key, num_games=len(seatings) * int(deals),
+                    params=_params(players, params), max_steps=max_steps, seatings=seatings)
     unit = "hand" if env.target_score is None else f"game to {env.target_score}"
     return summarize(result.seat_returns, result.seats, names, unit, num_seatings=len(seatings))
 
@@ -165,7 +173,7 @@ def _ci95(x: np.ndarray) -> np.ndarray:
     return 1.96 * x.std(0, ddof=1) / math.sqrt(x.shape[0])
 
 
-def honesty(env: Hearts, players: Sequence[HeartsBot | Policy], key: jax.Array, *, num_states: int = 16,
+def honesty(env: Hearts, players: Sequence[Player | Policy], key: jax.Array, *, num_states: int = 16,
             num_worlds: int = 4, num_keys: int = 2, params: Sequence[Any] | None = None) -> tuple[float, ...]:
     """Each player's :func:`jaxgames.arena.honesty_check` on ``num_states`` states of real
     games (random play from fresh deals, stopped at points spread over the hand, the passing
@@ -178,7 +186,7 @@ def honesty(env: Hearts, players: Sequence[HeartsBot | Policy], key: jax.Array, 
         return rollout(env, env.init(k), random_policy, k, max_steps=n).state
 
     states = jax.jit(jax.vmap(one))(jax.random.split(k_states, num_states), lengths)
-    params = [None] * len(players) if params is None else list(params)
+    params = _params(players, params)
     return tuple(A.honesty_check(env, _bot(p, i)[1], params[i], states, jax.random.fold_in(k_check, i),
                                  num_worlds=num_worlds, num_keys=num_keys)
                  for i, p in enumerate(players))

@@ -50,6 +50,7 @@ import numpy as np
 import jaxgames
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
+from jaxgames.player import Player
 from jaxgames.search import mcts, symmetry
 
 #: the checkpoint format ``train/common/checkpoint.py`` writes (its FORMAT_VERSION)
@@ -63,13 +64,15 @@ class AgentError(ValueError):
     """A run folder whose agent cannot be loaded; the message names the path and the problem."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Agent:
-    """A trained Hex agent. Unpacks as ``env, policy, params = agent``.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Agent(Player):
+    """A trained Hex agent: a :class:`jaxgames.player.Player` (the arena, ``jaxgames.hex.play``
+    take it as one) with the run it comes from. Unpacks as ``env, policy, params = agent``.
 
-    env:           the run's game, ``jaxgames.make("hex", board_size=n)`` (no swap rule)
+    name:          how it is shown: the run, the update and the search
     policy:        arena policy ``policy(params, state, key) -> int32 []`` (MCTS on the network)
     params:        the network's parameters (a pytree of jax arrays)
+    env:           the run's game, ``jaxgames.make("hex", board_size=n)`` (no swap rule)
     network:       ``jaxgames.hex.network.make(n, kind=...)`` (``apply``, ``raw`` ...)
     jitted_policy: ``jax.jit(policy)``, shared by every agent of the same settings in a process
     board_size, simulations, search, network_kind: the settings the policy plays with
@@ -79,8 +82,6 @@ class Agent:
     """
 
     env: Any
-    policy: Callable[..., Any]
-    params: Any
     network: Any
     jitted_policy: Callable[..., Any]
     board_size: int
@@ -94,13 +95,6 @@ class Agent:
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.env, self.policy, self.params))
-
-    @property
-    def name(self) -> str:
-        """How the agent is shown to a person: the run, the update and the search."""
-        average = ", network averaged over the half turn" if self.symmetric else ""
-        return (f"agent {self.run_dir.name} (update {self.step}, {self.simulations} "
-                f"{self.search} simulations{average})")
 
     def act(self, state, key: jax.Array | None = None) -> int:
         """The agent's move in ``state`` (one position of ``env``), as a Python int."""
@@ -129,7 +123,10 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
              f"network{shape} of {run / 'config.json'}")
     step_dir = find_checkpoint(run)
     params = _restore_params(step_dir, abstract, where, settings["board_size"])
-    return Agent(env=env, policy=policy, params=params, network=net, jitted_policy=jitted,
+    average = ", network averaged over the half turn" if settings["symmetric"] else ""
+    name = (f"agent {run.name} (update {int(step_dir.name)}, {settings['simulations']} "
+            f"{settings['search']} simulations{average})")
+    return Agent(name=name, policy=policy, params=params, env=env, network=net, jitted_policy=jitted,
                  board_size=settings["board_size"], simulations=settings["simulations"],
                  search=settings["search"], network_kind=settings["network"],
                  symmetric=settings["symmetric"], run_dir=run,

@@ -20,10 +20,10 @@ ends (Ctrl-D). Rules: docs/rules/hex.md ("Playing against the computer").
 The logic is importable: :func:`play` (or :class:`Session`) takes any iterable of input
 lines and writes to any text stream; :func:`main` is the thin command line around it.
 
-Opponents are named in :data:`OPPONENTS`: a factory ``settings -> Opponent`` each, where an
-:class:`Opponent` holds an arena policy ``policy(params, state, key) -> action``, its params
-and the board size it plays on (the settings' ``board_size``, or its own: a trained agent
-plays the board of its run).
+Opponents are named in :data:`OPPONENTS`: a factory ``settings -> (env, player)`` each, the
+game the computer plays (the settings' board size and swap rule, or its own: a trained agent
+plays the board of its run) and the :class:`jaxgames.player.Player` that plays it (an arena
+policy ``policy(params, state, key) -> action`` and its params), jitted here once per process.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from jaxgames.hex.agent import AgentError, load_agent
 from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name, to_cell_name
 from jaxgames.hex.render import render_text
 from jaxgames.hex.sgf import SWAP_NAME, to_sgf
+from jaxgames.player import Player
 from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
 from jaxgames.terminal import TerminalIO, stdin_lines
 
@@ -95,17 +96,7 @@ class Settings:
         return COLOURS.index(self.human_colour)
 
 
-@dataclasses.dataclass(frozen=True)
-class Opponent:
-    """A computer player: an arena policy, jitted once, its parameters and its board."""
-
-    name: str                     # shown to the person and written to the SGF
-    policy: Callable[..., Any]    # jitted ``policy(params, state, key) -> int32 []``
-    params: Any = None
-    board_size: int = DEFAULT_SIZE  # the board it plays on (n x n, no swap unless settings say)
-
-
-def uct_opponent(settings: Settings) -> Opponent:
+def uct_opponent(settings: Settings) -> tuple[Any, Player]:
     """Plain UCT (``jaxgames.search.uct``) with ``settings.simulations`` simulations (default
     1000) on ``settings.board_size`` (default 11)."""
     n = DEFAULT_SIZE if settings.board_size is None else int(settings.board_size)
@@ -114,14 +105,13 @@ def uct_opponent(settings: Settings) -> Opponent:
 
 
 @functools.lru_cache(maxsize=None)
-def _uct_opponent(env, simulations: int, exploration: float) -> Opponent:
+def _uct_opponent(env, simulations: int, exploration: float) -> tuple[Any, Player]:
     # Cached, so one compile serves every game of a process with the same settings.
     policy = uct_policy(env, num_simulations=simulations, exploration=exploration)
-    return Opponent(name=f"UCT ({simulations} simulations)", policy=jax.jit(policy),
-                    board_size=env.board_size)
+    return env, Player(name=f"UCT ({simulations} simulations)", policy=policy)
 
 
-def agent_opponent(settings: Settings) -> Opponent:
+def agent_opponent(settings: Settings) -> tuple[Any, Player]:
     """The trained agent of the run folder ``settings.checkpoint``
     (:func:`jaxgames.hex.agent.load_agent`), searching with ``settings.simulations`` (None:
     the run's). It plays its run's board: a different ``board_size`` is refused, as is the
@@ -141,11 +131,11 @@ def agent_opponent(settings: Settings) -> Opponent:
     if settings.swap:
         raise OpponentUnavailable(f"--swap: the agent of {settings.checkpoint} was trained without "
                                   f"the swap rule; leave out --swap")
-    return Opponent(name=agent.name, policy=agent.jitted_policy, params=agent.params, board_size=n)
+    return agent.env, agent
 
 
-#: name -> factory ``settings -> Opponent``; raises OpponentUnavailable when it cannot.
-OPPONENTS: dict[str, Callable[[Settings], Opponent]] = {
+#: name -> factory ``settings -> (env, player)``; raises OpponentUnavailable when it cannot.
+OPPONENTS: dict[str, Callable[[Settings], tuple[Any, Player]]] = {
     "uct": uct_opponent,
     "agent": agent_opponent,
 }
@@ -157,8 +147,9 @@ def _env(board_size: int, swap: bool):
 
 
 @functools.lru_cache(maxsize=None)
-def _step_fn(env):
-    return jax.jit(env.step)
+def _jitted(fn):
+    """``jax.jit(fn)``, one per function in a process (one compile of a policy or a step)."""
+    return jax.jit(fn)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,7 +206,7 @@ class Session(TerminalIO):
 
     ``state`` is the current position; ``actions`` and ``times`` the moves on the board so
     far. Construction builds the opponent (OpponentUnavailable if it cannot; ``settings``
-    then holds the board size it plays on) and the jitted step; :meth:`run` plays the game to
+    then holds the board size it plays on) and the jitted policy and step; :meth:`run` plays the game to
     the end and saves it.
     """
 
@@ -225,17 +216,17 @@ class Session(TerminalIO):
             raise ValueError(f"human_colour must be one of {COLOURS}, got {settings.human_colour!r}")
         if settings.opponent not in OPPONENTS:
             raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {sorted(OPPONENTS)}")
-        self.opponent = OPPONENTS[settings.opponent](settings)
-        settings = dataclasses.replace(settings, board_size=self.opponent.board_size)
+        self.env, self.opponent = OPPONENTS[settings.opponent](settings)
+        settings = dataclasses.replace(settings, board_size=self.env.board_size)
         self.settings = settings
         self.out = output
         self.echo = echo
         self.clock = clock
-        self.env = _env(settings.board_size, settings.swap)
         self.n = settings.board_size
         self.human = settings.human
         self.computer = 1 - self.human
-        self._step = _step_fn(self.env)
+        self._step = _jitted(self.env.step)
+        self._policy = _jitted(self.opponent.policy)
         self._key = jax.random.key(settings.seed)
         self._searches = 0
         self.states = [self.env.init(jax.random.key(0))]
@@ -308,7 +299,7 @@ class Session(TerminalIO):
         key = jax.random.fold_in(self._key, self._searches)
         self._searches += 1
         start = self.clock()
-        action = int(self.opponent.policy(self.opponent.params, self.state, key))
+        action = int(self._policy(self.opponent.params, self.state, key))
         seconds = self.clock() - start
         if not bool(np.asarray(self.state.legal_action_mask)[action]):
             raise RuntimeError(f"{self.opponent.name} chose the illegal action {action}")
@@ -383,7 +374,7 @@ class Session(TerminalIO):
         start = self.clock()
         self.out.write("Preparing the computer (compiling its move once) ... ")
         self.out.flush()
-        jax.block_until_ready(self.opponent.policy(self.opponent.params, self.state, self._key))
+        jax.block_until_ready(self._policy(self.opponent.params, self.state, self._key))
         self._step(self.state, jnp.int32(0))
         self._say(f"ready ({format_seconds(self.clock() - start)}).")
 

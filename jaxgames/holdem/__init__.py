@@ -22,7 +22,7 @@ from jaxgames.holdem.hand_eval import evaluate
 from jaxgames.holdem.game import STREET_NAMES, Holdem, Observation, State, showdown_result
 from jaxgames.holdem.render import action_text, history_text, legal_actions_text, render_text
 from jaxgames.holdem import bots, equity, lbr
-from jaxgames.holdem.bots import BOT_NAMES, EquityBotConfig, HeadToHead, HoldemBot, head_to_head, make_bot
+from jaxgames.holdem.bots import BOT_NAMES, EquityBotConfig, HeadToHead, head_to_head, make_bot
 from jaxgames.holdem.lbr import LBRResult, LocalBestResponse
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "FRACTIONS",
     "HeadToHead",
     "Holdem",
-    "HoldemBot",
     "LBRResult",
     "LocalBestResponse",
     "NUM_ACTIONS",

@@ -1,8 +1,8 @@
 """Hold'em baseline players and the duplicate head-to-head in milli-big-blinds per hand.
 
-A hold'em player is a :class:`HoldemBot`: ``probs(params, state, key) -> float32 [9]``, its
-action probabilities (zero on illegal actions), and ``policy(params, state, key) -> int32 []``,
-the arena policy that plays a sample of them. Both read only what the mover may see
+A hold'em player is a :class:`jaxgames.player.Player` with ``probs(params, state, key) ->
+float32 [9]``, its action probabilities (zero on illegal actions), and ``policy(params, state,
+key) -> int32 []``, the arena policy that plays a sample of them. Both read only what the mover may see
 (``env.observe(state, state.current_player)`` and the legal mask). Exposing the probabilities,
 not only a sampled action, is what local best response needs (``lbr.py`` tracks the player's
 range by Bayes' rule from them); a learned agent plugs into the arena and LBR the same way.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -38,25 +38,15 @@ from jaxgames.arena import Arena
 from jaxgames.core import Env, Policy, PRNGKey, State
 from jaxgames.holdem import betting
 from jaxgames.holdem.equity import equity
+from jaxgames.player import Player
 
 Array = jax.Array
 #: ``probs(params, state, key) -> float32 [9]``: action probabilities of the player to move
 ProbsFn = Callable[[Any, State, PRNGKey], Array]
 
-__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "HoldemBot", "all_in_bot", "board_code", "call_bot",
-           "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "make_holdem_bot", "one_of",
-           "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
-
-
-class HoldemBot(NamedTuple):
-    """A hold'em player: its name, its action probabilities and the arena policy sampling them.
-
-    Hashable (plain functions), so arenas built from the same bot are cached and compiled once.
-    """
-
-    name: str
-    probs: ProbsFn    # probs(params, state, key) -> float32 [9], zero on illegal actions
-    policy: Policy    # policy(params, state, key) -> int32 []: a sample of probs
+__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "all_in_bot", "board_code", "call_bot",
+           "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "one_of",
+           "player_from_probs", "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
 
 
 def sample_action(probs: Array, key: PRNGKey) -> Array:
@@ -79,10 +69,11 @@ def policy_from_probs(probs: ProbsFn) -> Policy:
     return policy
 
 
-def make_holdem_bot(name: str, probs: ProbsFn) -> HoldemBot:
-    """The :class:`HoldemBot` of ``probs``: its policy plays a sample of them (a learned agent
-    is built this way too)."""
-    return HoldemBot(name=name, probs=probs, policy=policy_from_probs(probs))
+def player_from_probs(name: str, probs: ProbsFn) -> Player:
+    """The hold'em :class:`~jaxgames.player.Player` of ``probs``: its policy plays a sample of
+    them, and it keeps them for local best response (a learned agent is built this way too).
+    Parameter-free (``params=None``) and hashable, so arenas built from it compile once."""
+    return Player(name=name, policy=policy_from_probs(probs), probs=probs)
 
 
 def _first_legal(mask: Array, preference: Sequence[int]) -> Array:
@@ -121,28 +112,28 @@ def _fold_probs(params: Any, state: State, key: PRNGKey) -> Array:
     return _first_legal(state.legal_action_mask, (betting.FOLD, betting.CHECK))
 
 
-_RANDOM = make_holdem_bot("random", _random_probs)
-_CALL = make_holdem_bot("call", _call_probs)
-_ALL_IN = make_holdem_bot("allin", _all_in_probs)
-_FOLD = make_holdem_bot("fold", _fold_probs)
+_RANDOM = player_from_probs("random", _random_probs)
+_CALL = player_from_probs("call", _call_probs)
+_ALL_IN = player_from_probs("allin", _all_in_probs)
+_FOLD = player_from_probs("fold", _fold_probs)
 
 
-def random_bot() -> HoldemBot:
+def random_bot() -> Player:
     """Uniform over the legal actions."""
     return _RANDOM
 
 
-def call_bot() -> HoldemBot:
+def call_bot() -> Player:
     """Call when facing a bet, check otherwise."""
     return _CALL
 
 
-def all_in_bot() -> HoldemBot:
+def all_in_bot() -> Player:
     """All-in whenever legal; facing an all-in (no raise left) call; check if nothing else."""
     return _ALL_IN
 
 
-def fold_bot() -> HoldemBot:
+def fold_bot() -> Player:
     """Fold whenever folding is legal (facing a bet), check otherwise."""
     return _FOLD
 
@@ -185,7 +176,7 @@ def board_code(board: Array) -> Array:
     return (digits * jnp.asarray([53 ** i for i in range(5)], jnp.int32)).sum()
 
 
-def equity_bot(env: Env, config: EquityBotConfig | None = None, **options: Any) -> HoldemBot:
+def equity_bot(env: Env, config: EquityBotConfig | None = None, **options: Any) -> Player:
     """The equity bot for ``env`` (a :class:`jaxgames.holdem.Holdem`): ``config`` or the
     :class:`EquityBotConfig` fields as keywords. Parameter-free (``params`` is ignored).
 
@@ -210,7 +201,7 @@ def equity_bot(env: Env, config: EquityBotConfig | None = None, **options: Any) 
 
 
 @functools.lru_cache(maxsize=None)
-def _equity_bot(env: Env, config: EquityBotConfig) -> HoldemBot:
+def _equity_bot(env: Env, config: EquityBotConfig) -> Player:
     n = config.num_samples
     threshold = jnp.float32(config.raise_equity)
     preference = (config.raise_action, betting.ALL_IN, betting.CALL, betting.CHECK)
@@ -231,14 +222,14 @@ def _equity_bot(env: Env, config: EquityBotConfig) -> HoldemBot:
         covered = (to_call == 0) | (e >= pot_odds)
         return jnp.where(strong, raise_, jnp.where(covered, passive, fold))
 
-    return make_holdem_bot(f"equity{'' if config == EquityBotConfig() else f' {config}'}", probs)
+    return player_from_probs(f"equity{'' if config == EquityBotConfig() else f' {config}'}", probs)
 
 
 #: the bot names :func:`make_bot` knows
 BOT_NAMES = ("random", "call", "allin", "fold", "equity")
 
 
-def make_bot(name: str, env: Env, **options: Any) -> HoldemBot:
+def make_bot(name: str, env: Env, **options: Any) -> Player:
     """The baseline called ``name`` (one of :data:`BOT_NAMES`); ``options`` go to the equity
     bot's :class:`EquityBotConfig` (the others take none)."""
     if name == "equity":
@@ -251,7 +242,7 @@ def make_bot(name: str, env: Env, **options: Any) -> HoldemBot:
     return simple[name]
 
 
-def one_of(bots: Sequence[HoldemBot]) -> HoldemBot:
+def one_of(bots: Sequence[Player]) -> Player:
     """One bot that plays ``bots[params]`` (params: an int32 index), so a single compiled
     arena serves every pairing of a round robin. The chosen bot runs without parameters.
     (An unbatched index under ``vmap`` keeps ``lax.switch`` a real branch: only the chosen
@@ -261,12 +252,12 @@ def one_of(bots: Sequence[HoldemBot]) -> HoldemBot:
 
 
 @functools.lru_cache(maxsize=None)
-def _one_of(bots: tuple) -> HoldemBot:
+def _one_of(bots: tuple) -> Player:
     def probs(params, state, key):
         return jax.lax.switch(jnp.asarray(params, jnp.int32),
                               [functools.partial(b.probs, None) for b in bots], state, key)
 
-    return make_holdem_bot("one of " + ", ".join(b.name for b in bots), probs)
+    return player_from_probs("one of " + ", ".join(b.name for b in bots), probs)
 
 
 # -- head-to-head ---------------------------------------------------------------------------------
@@ -318,18 +309,18 @@ def _arena(env: Env, policy_a: Policy, policy_b: Policy, num_deals: int) -> Aren
     return Arena(env, [policy_a, policy_b], num_games=2 * num_deals, max_steps=env.max_steps)
 
 
-def head_to_head(env: Env, bot_a: HoldemBot, bot_b: HoldemBot, key: PRNGKey, *, num_deals: int,
+def head_to_head(env: Env, bot_a: Player, bot_b: Player, key: PRNGKey, *, num_deals: int,
                  params: Sequence[Any] | None = None) -> HeadToHead:
     """Duplicate match of ``bot_a`` against ``bot_b`` on ``env``: ``num_deals`` deals, each
     played twice with the seats swapped (2 * num_deals hands), in one jitted batch.
 
     The arena is cached per (env, bots, num_deals): another key or other ``params`` (one per
-    bot, ``None`` for the baselines) do not recompile. ``init`` puts the button on seat 0, and
+    bot; by default each bot's own, ``None`` for the baselines) do not recompile. ``init`` puts the button on seat 0, and
     the arena's second rotation seats bot B there with the same deal, so in every pair each
     bot holds each hand in each position once.
     """
     if isinstance(num_deals, bool) or not isinstance(num_deals, (int, np.integer)) or num_deals < 2:
         raise ValueError(f"num_deals must be an integer >= 2 (the interval needs two deals), got {num_deals!r}")
     arena = _arena(env, bot_a.policy, bot_b.policy, int(num_deals))
-    result = arena(params, key)
+    result = arena([bot_a.params, bot_b.params] if params is None else params, key)
     return duplicate_summary(result.returns[:, 0], env.big_blind)

@@ -1,7 +1,7 @@
 """Local best response (LBR; Lisý & Bowling 2017, "Equilibrium Approximation Quality of Current
 No-Limit Poker Bots", Algorithm 1): a lower bound on how much a hold'em policy can be beaten.
 
-LBR plays one seat against a :class:`jaxgames.holdem.bots.HoldemBot` and knows its strategy
+LBR plays one seat against a hold'em :class:`jaxgames.player.Player` and knows its strategy
 (its ``probs``), not its cards. It keeps the policy's *range*: a probability over the 1,326
 hole-card pairs (``equity.HOLE_PAIRS``), uniform at the deal over the pairs that miss LBR's
 cards; pairs that meet a board card are dropped as the board is dealt, and after each of the
@@ -46,9 +46,10 @@ import numpy as np
 from jaxgames import rng
 from jaxgames.core import Env, PRNGKey, State
 from jaxgames.holdem import betting
-from jaxgames.holdem.bots import HoldemBot, sample_action, to_mbb
+from jaxgames.holdem.bots import sample_action, to_mbb
 from jaxgames.holdem.equity import HAND_INDEX, HOLE_PAIRS, NUM_HANDS, blocked_hands, showdown_scores, win_probability
 from jaxgames.holdem.game import showdown_result
+from jaxgames.player import Player
 
 Array = jax.Array
 
@@ -102,7 +103,7 @@ def with_hole_cards(state: State, seat: Array | int, hole: Array) -> State:
     return state.replace(deck=deck, showdown=showdown_result(deck))
 
 
-def hand_probs(env: Env, bot: HoldemBot, params: Any, state: State, candidates: State, seat: Array,
+def hand_probs(env: Env, bot: Player, params: Any, state: State, candidates: State, seat: Array,
                key: PRNGKey) -> Array:
     """float32 [C, 1326, 9]: the bot's ``probs`` in each candidate state (leaves [C, ...],
     states where ``seat`` acts, all on ``state``'s deck and street), with ``seat``'s hole
@@ -171,7 +172,7 @@ def _table(env: Env, state: State, me: Array) -> tuple[Array, Array, Array, Arra
     return pot, asked, beyond, chips
 
 
-def lbr_decision(env: Env, bot: HoldemBot, params: Any, state: State, hand_range: Array, key: PRNGKey, *,
+def lbr_decision(env: Env, bot: Player, params: Any, state: State, hand_range: Array, key: PRNGKey, *,
                  wp_samples: int = DEFAULT_WP_SAMPLES) -> tuple[Array, Array]:
     """LBR's action (int32 []) and utilities (float32 [9]) in ``state``, where LBR is to act
     and ``hand_range`` float [1326] is the opponent's range. Reads LBR's own cards, the board
@@ -191,7 +192,7 @@ def lbr_decision(env: Env, bot: HoldemBot, params: Any, state: State, hand_range
 # -- the games ---------------------------------------------------------------------------------------
 
 
-def _play(env: Env, bot: HoldemBot, params: Any, deal_key: PRNGKey, lbr_seat: Array, key: PRNGKey,
+def _play(env: Env, bot: Player, params: Any, deal_key: PRNGKey, lbr_seat: Array, key: PRNGKey,
           wp_samples: int) -> tuple[Array, Array]:
     """One hand, LBR in ``lbr_seat``: (LBR's chips won float32 [], actions played int32 [])."""
     state = env.init(deal_key)
@@ -264,13 +265,13 @@ class LocalBestResponse:
     Compiled once per (env, bot, num_deals, wp_samples); another key or other ``params`` do
     not recompile."""
 
-    def __init__(self, env: Env, bot: HoldemBot, *, num_deals: int, wp_samples: int = DEFAULT_WP_SAMPLES):
+    def __init__(self, env: Env, bot: Player, *, num_deals: int, wp_samples: int = DEFAULT_WP_SAMPLES):
         if isinstance(num_deals, bool) or not isinstance(num_deals, (int, np.integer)) or num_deals < 1:
             raise ValueError(f"num_deals must be a positive integer, got {num_deals!r}")
         if isinstance(wp_samples, bool) or not isinstance(wp_samples, int) or wp_samples < 1:
             raise ValueError(f"wp_samples must be a positive integer, got {wp_samples!r}")
-        if not isinstance(bot, HoldemBot):
-            raise ValueError(f"bot must be a HoldemBot (probs and policy), got {type(bot).__name__}")
+        if not isinstance(bot, Player) or bot.probs is None:
+            raise ValueError(f"bot must be a Player with probs (bots.player_from_probs), got {bot!r}")
         self.env, self.bot, self.num_deals, self.wp_samples = env, bot, int(num_deals), wp_samples
         play = functools.partial(_play, env, bot, wp_samples=wp_samples)
 

@@ -27,6 +27,7 @@ from jaxgames.hearts import bots as B
 from jaxgames.hearts import evaluate as E
 from jaxgames.hearts.cards import NUM_CARDS, QUEEN_OF_SPADES, parse_card
 from jaxgames.hearts.game import Observation
+from jaxgames.player import Player
 
 PAPER = jaxgames.make("hearts", variant="paper")
 STD = jaxgames.make("hearts")
@@ -34,8 +35,8 @@ STD = jaxgames.make("hearts")
 chex.clear_trace_counter()
 # The arena's policies, wrapped once: PIE sits in one compiled arena, the rule-based player
 # in two; a second evaluation with another key must trace nothing again.
-PIE = B.HeartsBot("pie", chex.assert_max_traces(B.pie_policy(PAPER), n=1), honest=False)
-RULE = B.HeartsBot("rule", chex.assert_max_traces(B.rule_policy(PAPER), n=2), honest=True)
+PIE = Player("pie", chex.assert_max_traces(B.pie_policy(PAPER), n=1), honest=False)
+RULE = Player("rule", chex.assert_max_traces(B.rule_policy(PAPER), n=2), honest=True)
 RANDOM = B.make_bot(PAPER, "random")
 RULE_SCORES = jax.jit(B.rule_scores)
 PASS_SCORES = jax.jit(jax.vmap(B.pass_scores))

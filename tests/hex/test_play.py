@@ -262,8 +262,8 @@ def test_cli_agent_missing_run_from_a_shell(tmp_path):
 
 
 def test_uct_defaults_without_board_size_and_simulations():
-    opponent = hp.uct_opponent(hp.Settings())
-    assert opponent.board_size == hp.DEFAULT_SIZE == 11
+    env, opponent = hp.uct_opponent(hp.Settings())
+    assert env.board_size == hp.DEFAULT_SIZE == 11
     assert opponent.name == f"UCT ({hp.DEFAULT_UCT_SIMULATIONS} simulations)"
     settings = hp.parse_args(["--seed", "1"])
     assert settings.board_size is None and settings.simulations is None

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxgames
 from jaxgames.core import random_legal_action
 from jaxgames.holdem import Holdem, betting, bots as B, deck_from, equity as E, parse_cards
 
@@ -311,5 +312,7 @@ def test_package_exports():
     import jaxgames.holdem as holdem
     from jaxgames.holdem import lbr
 
-    assert holdem.HoldemBot is B.HoldemBot and holdem.LocalBestResponse is lbr.LocalBestResponse
-    assert {"HoldemBot", "head_to_head", "make_bot", "LocalBestResponse", "equity"} <= set(holdem.__all__)
+    assert holdem.LocalBestResponse is lbr.LocalBestResponse
+    assert {"head_to_head", "make_bot", "LocalBestResponse", "equity"} <= set(holdem.__all__)
+    # a hold'em bot is the library's one player type, with its probabilities
+    assert isinstance(B.call_bot(), jaxgames.Player) and B.call_bot().probs is not None

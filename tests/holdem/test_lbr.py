@@ -74,7 +74,7 @@ def _ace_folder():
         call = B._first_legal(state.legal_action_mask, (betting.CALL, betting.CHECK))
         return jnp.where(has_ace, fold, call)
 
-    return B.make_holdem_bot("ace folder", probs), ace
+    return B.player_from_probs("ace folder", probs), ace
 
 
 @pytest.fixture(scope="module")
@@ -199,5 +199,5 @@ def test_lbr_errors():
         L.LocalBestResponse(ENV, B.call_bot(), num_deals=0)
     with pytest.raises(ValueError, match="wp_samples"):
         L.LocalBestResponse(ENV, B.call_bot(), num_deals=2, wp_samples=0)
-    with pytest.raises(ValueError, match="HoldemBot"):
+    with pytest.raises(ValueError, match="Player with probs"):
         L.LocalBestResponse(ENV, B.call_bot().policy, num_deals=2)
