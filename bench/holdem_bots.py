@@ -43,7 +43,7 @@ def _versions() -> str:
 
 def round_robin(env, names, deals: int, seed: int) -> dict:
     """{(row, column): HeadToHead} for every ordered pair row < column, one compiled arena."""
-    table = [B.make_bot(n, env) for n in names]
+    table = [B.make_bot(env, n) for n in names]
     a, b = B.one_of(table), B.one_of(table)
     out = {}
     for i in range(len(names)):
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> dict:
     lbr = {}
     for n in names:
         deals = args.equity_lbr_deals if n == "equity" else args.lbr_deals
-        res, seconds = lbr_value(env, B.make_bot(n, env), deals, args.chunk, args.seed, args.wp_samples)
+        res, seconds = lbr_value(env, B.make_bot(env, n), deals, args.chunk, args.seed, args.wp_samples)
         lbr[n] = res
         print(f"  {n:<8} {res.mean:>+10,.0f} ± {res.ci95:>6,.0f}   button {res.seat_mean[0]:>+10,.0f} ± "
               f"{res.seat_ci95[0]:>6,.0f}   big blind {res.seat_mean[1]:>+10,.0f} ± {res.seat_ci95[1]:>6,.0f}   "

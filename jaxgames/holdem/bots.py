@@ -229,9 +229,10 @@ def _equity_bot(env: Env, config: EquityBotConfig) -> Player:
 BOT_NAMES = ("random", "call", "allin", "fold", "equity")
 
 
-def make_bot(name: str, env: Env, **options: Any) -> Player:
-    """The baseline called ``name`` (one of :data:`BOT_NAMES`); ``options`` go to the equity
-    bot's :class:`EquityBotConfig` (the others take none)."""
+def make_bot(env: Env, name: str, **options: Any) -> Player:
+    """The baseline called ``name`` (one of :data:`BOT_NAMES`) for ``env``; ``options`` go to
+    the equity bot's :class:`EquityBotConfig` (the others take none). The argument order of
+    every game's ``make_bot``: the env first, as a caller of ``jaxgames.make`` holds it."""
     if name == "equity":
         return equity_bot(env, **options)
     simple = {"random": _RANDOM, "call": _CALL, "allin": _ALL_IN, "fold": _FOLD}

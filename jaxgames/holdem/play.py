@@ -107,7 +107,7 @@ def _table(env: Holdem):
 
 @functools.lru_cache(maxsize=None)
 def _opponent(env: Holdem, name: str):
-    bot = bots.make_bot(name, env)
+    bot = bots.make_bot(env, name)
     return bot, jax.jit(bot.policy)
 
 

@@ -241,11 +241,11 @@ def test_equity_bot_config_errors():
         with pytest.raises(ValueError):
             B.equity_bot(ENV, **bad)
     with pytest.raises(ValueError, match="unknown bot"):
-        B.make_bot("shark", ENV)
+        B.make_bot(ENV, "shark")
     with pytest.raises(ValueError, match="takes no options"):
-        B.make_bot("call", ENV, num_samples=3)
-    assert B.make_bot("equity", ENV) is EQUITY  # cached: one compile per configuration
-    assert B.make_bot("equity", ENV, num_samples=64).name != EQUITY.name
+        B.make_bot(ENV, "call", num_samples=3)
+    assert B.make_bot(ENV, "equity") is EQUITY  # cached: one compile per configuration
+    assert B.make_bot(ENV, "equity", num_samples=64).name != EQUITY.name
 
 
 # -- duplicate head-to-head --------------------------------------------------------------------------
