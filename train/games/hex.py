@@ -4,9 +4,11 @@ self-play against a pool of past models (``train/algos/alphazero.py``); after ev
 arena evaluation against plain UCT (both colours, equal numbers) and games against the pool
 models for an Elo list; plots, SGF of evaluation games, the report.
 
-The pipeline's carry is ``{"az": AZCarry, "points": [M, M], "played": [M, M]}``: the learner's
-carry and the results table of the Elo list (index 0 plain UCT, index g + 1 the model of
-generation g), so the table is checkpointed with everything else and ``--resume`` is exact.
+The pipeline's carry is the learner's (``AZCarry``); its league holds the pool and the results
+table of the Elo list (fixed player 0: plain UCT, the evaluation's opponent), so both are
+checkpointed with everything else and ``--resume`` is exact. The league's hook
+(``league.after_round``) runs between rounds: it promotes the newest model, records its
+evaluation, plays it against the most recent pool models and rates every member.
 """
 
 from __future__ import annotations
@@ -24,51 +26,37 @@ from jaxgames import arena as arena_lib
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.agent import agent_apply
 from jaxgames.hex.sgf import to_sgf
-from jaxgames.ratings import elo
 from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
-from train.algos import pool as pool_lib
+from train.algos import league as league_lib
 from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
 GAME = "hex"
+UCT = 0   # the league's fixed player 0: plain UCT, the evaluation's opponent (Elo 0)
 
 
-def az_config(config) -> az.AZConfig:
-    n = config.board_size
-    return az.AZConfig(
-        max_moves=n * n, games_per_update=config.games_per_update, sgd_steps=config.sgd_steps,
-        batch_size=config.batch_size, buffer_size=config.buffer_size,
-        learning_rate=config.learning_rate, alpha=config.alpha, beta=config.beta,
-        decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
-        phase1_updates=config.phase1_rounds * config.updates_per_round if config.phase1 == "uct" else 0,
-        phase1_value=config.phase1_value,
-        self_play_value=config.self_play_value,
-        pool_capacity=min(config.pool_size or num_models(config), num_models(config)),
-        sample_moves=config.sample_moves, self_fraction=config.self_fraction, best_k=config.best_k,
-        anchor_fraction=config.anchor_fraction,
-        policy_from=config.policy_from, self_play_labels=config.self_play_labels,
-        compact_search=config.compact_search,
-        average_decay=config.average_decay)
-
-
-def num_models(config) -> int:
-    """Models the pool receives: one per round (phase 1's too), plus the initial network
-    when there is no phase 1 (it keeps the ``pool_size`` most recent; the Elo list counts all)."""
-    phase1 = config.phase1_rounds if config.phase1 == "uct" else 0
-    return phase1 + config.rounds + (0 if config.phase1 == "uct" else 1)
+def phase1_rounds(config) -> int:
+    """Rounds of phase 1: one with UCT labels (the source's supervised start), else none."""
+    return 1 if config.phase1 == "uct" else 0
 
 
 def num_rounds(config) -> int:
-    return (config.phase1_rounds if config.phase1 == "uct" else 0) + config.rounds
+    return phase1_rounds(config) + config.rounds
+
+
+def num_models(config) -> int:
+    """Models the pool receives and keeps: one per round (phase 1's too), plus the initial
+    network when there is no phase 1."""
+    return num_rounds(config) + (1 - phase1_rounds(config))
 
 
 def decay_rounds(config) -> int:
     """Rounds the step size's cosine spans: phase 1's and ``lr_decay_rounds`` self-play rounds
     (0: the run's own, so the cosine ends with the run)."""
-    return num_rounds(config) - config.rounds + (config.lr_decay_rounds or config.rounds)
+    return phase1_rounds(config) + (config.lr_decay_rounds or config.rounds)
 
 
 def eval_simulations(config) -> int:
@@ -87,13 +75,13 @@ def build(config):
             mcts.search, env, apply_fn, num_simulations=config.simulations, kind=config.search,
             dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
 
-    search, paired_search = self_play_search(net.apply), self_play_search(az.paired_apply(net.apply))
-    learner = az.make(az_config(config), env, (net.init, net.apply), search, paired_search=paired_search,
-                      symmetry=az.reverse_cells(config.board_size ** 2) if config.augment else None,
-                      phase1_simulations=config.phase1_simulations,
-                      anchor=(az.uct_anchor(env, config.anchor_simulations)
-                              if config.anchor_fraction > 0 else None))
-    agent = mcts.mcts_policy(env, agent_apply(net.apply, config.board_size, config.eval_symmetry),
+    n = config.board_size
+    learner = az.make(config.learner, env, (net.init, net.apply), self_play_search, max_moves=n * n,
+                      pool_capacity=num_models(config), num_fixed=1,
+                      phase1_updates=phase1_rounds(config) * config.updates_per_round,
+                      decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
+                      symmetry=az.reverse_cells(n * n) if config.augment else None)
+    agent = mcts.mcts_policy(env, agent_apply(net.apply, n, config.eval_symmetry),
                              num_simulations=eval_simulations(config), kind=config.search)
     uct = uct_policy(env, num_simulations=config.uct_simulations)
     return env, net, learner, agent, uct
@@ -138,35 +126,13 @@ def _compiled(key_config):
                   if key_config.elo_games else None)
     recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
                 if key_config.sgf_games else None)
-    n_models = num_models(key_config)
-
-    def init(k):
-        m = n_models + 1
-        return {"az": learner.init(k), "points": jnp.zeros((m, m), jnp.float32),
-                "played": jnp.zeros((m, m), jnp.float32)}
-
-    def update(carry, k):  # one object per settings: the driver compiles its chunks once
-        az_carry, metrics = learner.update(carry["az"], k)
-        return {**carry, "az": az_carry}, metrics
-
-    return env, learner, (uct_arena, final_arena), pool_arena, recorder, jax.jit(init), update
+    return learner, (uct_arena, final_arena), pool_arena, recorder, jax.jit(learner.init)
 
 
-def score_against_pool(metrics) -> float | None:
+def score_against(metrics, opponents) -> float | None:
     """The newest model's mean result (+1 a win, -1 a loss) over a chunk's self-play updates
-    against pool models; its games against itself (``--self-fraction``) say nothing of its
-    progress and are left out. None when the chunk had none."""
-    return _mean_score(metrics, metrics["opponent_generation"] >= 0)
-
-
-def score_against_anchor(metrics) -> float | None:
-    """The newest model's mean result over a chunk's self-play updates against the anchor
-    (``--anchor-fraction``); None when the chunk had none."""
-    return _mean_score(metrics, metrics["opponent_generation"] == az.ANCHOR_GENERATION)
-
-
-def _mean_score(metrics, opponents) -> float | None:
-    picked = (metrics["phase"] == 2) & opponents
+    whose ``opponent_generation`` satisfies ``opponents``; None when the chunk had none."""
+    picked = (metrics["phase"] == 2) & opponents(metrics["opponent_generation"])
     return float(metrics["newest_score"][picked].mean()) if picked.any() else None
 
 
@@ -186,12 +152,11 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     init_distributed()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
                                                 for f in config.RUN_ONLY_FIELDS})
-    env, learner, (uct_arena, final_arena), pool_arena, recorder, init, update = _compiled(key_config)
+    learner, (uct_arena, final_arena), pool_arena, recorder, init = _compiled(key_config)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
 
-    units = config.games_per_update
-    phase1_rounds = config.phase1_rounds if config.phase1 == "uct" else 0
+    units = config.learner.games_per_update
     with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
         latest, best = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
         pending = {}
@@ -200,60 +165,41 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on
             # this process's first device (fed arrays spread over the mesh, it would run whole
             # on every device of it); every process gets the same results
-            res = uct_arena([to_host(learner.params(carry["az"])), None], jax.random.fold_in(eval_key, step))
+            res = uct_arena([to_host(learner.params(carry)), None], jax.random.fold_in(eval_key, step))
             rate, _ = res.win_rate(0)
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
-            row = {"round": step // config.updates_per_round - phase1_rounds, "phase": int(m["phase"][-1]),
+            row = {"round": step // config.updates_per_round - phase1_rounds(config), "phase": int(m["phase"][-1]),
                    "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
                    "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
                    "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
-                   "self_play_score": score_against_pool(m), "anchor_score": score_against_anchor(m),
+                   "self_play_score": score_against(m, lambda g: g >= 0),
+                   "anchor_score": score_against(m, lambda g: g == az.ANCHOR_GENERATION),
                    "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
                    **versus_uct(res), "seconds": seconds}
             pending[step] = (row, res)
             return {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": rate}
 
+        def pool_games(newest, other, key):
+            return pool_arena(to_host([newest, other]), key).returns[:, 0]
+
         def between_chunks(step, carry):
             row, res = pending.pop(step)
-            az_carry = carry["az"]
-            # read on the host, alike on every process (a multi-host run decides the same)
-            points, played, pool_host = to_host((carry["points"], carry["played"], az_carry.pool))
-            points, played = np.array(points), np.array(played)
-            me = int(pool_host.added) + 1               # the generation it gets when promoted
-            won = (res.returns[:, 0] > 0).sum()
-            points[me, 0] += won
-            points[0, me] += len(res.returns) - won
-            played[me, 0] += len(res.returns)
-            played[0, me] += len(res.returns)
-            if pool_arena is not None:
-                for slot in elo_opponent_slots(pool_host.ids, int(pool_host.size), config.elo_opponents):
-                    other = int(pool_host.ids[slot]) + 1
-                    r = pool_arena(to_host([learner.params(az_carry), pool_lib.get(az_carry.pool, slot)]),
-                                   jax.random.fold_in(jax.random.fold_in(eval_key, step), other))
-                    w = (r.returns[:, 0] > 0).sum()
-                    points[me, other] += w
-                    points[other, me] += len(r.returns) - w
-                    played[me, other] += len(r.returns)
-                    played[other, me] += len(r.returns)
-            ratings = elo_list(points, played)
-            row["elo"] = ratings.get(me - 1)
-            row["generation"] = me - 1
-            rundir.log(step, row)
-            az_carry = learner.promote(az_carry)
-            # every pool model's Elo, for best_k's opponents
-            slot_ratings = pool_ratings(to_host(az_carry.pool.ids), ratings)
-            carry = {"az": az_carry.replace(ratings=jnp.asarray(slot_ratings)),
-                     "points": jnp.asarray(points), "played": jnp.asarray(played)}
-            return carry
+            # on the host, alike on every process (a multi-host run decides the same)
+            league, info = league_lib.after_round(
+                to_host(carry.league), to_host(learner.params(carry)), fixed_returns={UCT: res.returns[:, 0]},
+                play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents,
+                key=jax.random.fold_in(eval_key, step))
+            rundir.log(step, {**row, **info})
+            return carry.replace(league=jax.tree_util.tree_map(jnp.asarray, league))
 
         result = run(
-            update, init(init_key), train_key,
+            learner.update, init(init_key), train_key,
             Schedule(num_updates=num_rounds(config) * config.updates_per_round,
                      chunk_size=config.updates_per_round, stop_after_chunks=stop_after_chunks),
             on_chunk=on_chunk, between_chunks=between_chunks,
             checkpointing=Checkpointing(latest=latest, config_json=config.to_json(),
                                         resume=config.resume, best=best,
-                                        best_metric="vs_uct", params=lambda c: learner.params(c["az"])),
+                                        best_metric="vs_uct", params=learner.params),
             display=Display(enabled=config.progress, desc=f"hex {config.board_size}x{config.board_size} games",
                             units_per_update=units,
                             show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  "
@@ -263,7 +209,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         best_is_last = best_step in (None, result.step)
         # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
         # best against UCT): it gets the same final evaluation as the last model
-        best_params = (best.restore_or_warn(learner.params(result.carry["az"]), train_key, step=best_step,
+        best_params = (best.restore_or_warn(learner.params(result.carry), train_key, step=best_step,
                                             consequence="the summary leaves the best model out")
                        if finished and not best_is_last else None)
         latest.close()
@@ -272,7 +218,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             return {}
         rows = rundir.metrics()
         last = rows[-1]
-        params = to_host(learner.params(result.carry["az"]))
+        params = to_host(learner.params(result.carry))
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = versus_uct(final_arena([params, None], final_key))
         if best_is_last:
@@ -281,8 +227,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             best_model, best_round = {"win_rate_vs_uct": None, "win_rate_vs_uct_ci95": None}, None
         else:
             best_model = versus_uct(final_arena([to_host(best_params), None], final_key))
-            best_round = best_step // config.updates_per_round - phase1_rounds
-        ratings = elo_list(*to_host((result.carry["points"], result.carry["played"])))
+            best_round = best_step // config.updates_per_round - phase1_rounds(config)
+        ratings = league_lib.elo_list(to_host(result.carry.league))
         if config.sgf_games:
             actions = to_host(recorder([params, None],
                                        jax.random.fold_in(eval_key, 2**31 - 1)))
@@ -322,31 +268,6 @@ def write_sgf(folder, actions, config) -> None:
         (folder / f"game{i + 1}.sgf").write_text(text + "\n")
 
 
-def elo_opponent_slots(ids, size: int, cap: int) -> list[int]:
-    """The pool slots the newest model meets for the Elo list: the ``cap`` most recent models
-    (all ``size`` filled slots when ``cap`` is 0), newest first. ``ids``: the pool's generations."""
-    slots = sorted(range(size), key=lambda s: -int(ids[s]))
-    return slots[:cap or None]
-
-
-def pool_ratings(ids, ratings: dict) -> np.ndarray:
-    """float32 [capacity]: the Elo of each pool slot's model (``ids``: the pool's generations,
-    -1 empty; ``ratings``: :func:`elo_list`'s), ``pool.UNRATED`` for an empty slot or an
-    unrated model."""
-    return np.array([ratings.get(int(g), pool_lib.UNRATED) if g >= 0 else pool_lib.UNRATED
-                     for g in np.asarray(ids)], np.float32)
-
-
-def elo_list(points: np.ndarray, played: np.ndarray) -> dict:
-    """{generation: Elo} for the models that played, plain UCT anchored at 0 (key -1)."""
-    met = np.nonzero(played.sum(1) > 0)[0]
-    if len(met) < 2 or 0 not in met:
-        return {}
-    sub = np.ix_(met, met)
-    r = elo(points[sub], played[sub], prior_games=1.0, anchor=0)
-    return {int(i) - 1: float(x) for i, x in zip(met, r)}
-
-
 def write_plots(rundir, rows, ratings) -> None:
     rounds = [r["round"] for r in rows]
     rate = np.array([r["win_rate_vs_uct"] for r in rows])
@@ -375,19 +296,20 @@ def report(config, summary, rows, ratings) -> str:
               f"{r['win_rate_as_black']:.0%} / {r['win_rate_as_white']:.0%}",
               "" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}",
               r["loss"], r["value_loss"], r["policy_loss"]] for r in rows]
-    n = config.board_size
+    n, lc = config.board_size, config.learner
     return (
         f"# Hex {n}x{n}: reinforcement learning against a pool of past models\n\n"
-        f"Phase 1: {config.phase1_rounds if config.phase1 == 'uct' else 0} round(s) of random games "
-        f"labelled by plain UCT ({config.phase1_simulations} simulations). Phase 2: "
-        f"{config.rounds} rounds of self-play ({config.games_per_update} games per update, "
+        f"Phase 1: {phase1_rounds(config)} round(s) of random games "
+        f"labelled by plain UCT ({lc.phase1_simulations} simulations; value targets: "
+        f"{'the game results' if lc.phase1_value == 'result' else 'the UCT root win rates'}). Phase 2: "
+        f"{config.rounds} rounds of self-play ({lc.games_per_update} games per update, "
         f"{config.updates_per_round} updates per round, {config.simulations} {config.search} "
         f"simulations per move; policy targets from "
-        f"{'that search' if config.self_play_labels == 'search' else f'plain UCT ({config.phase1_simulations} simulations)'}) "
+        f"the newest model's search) "
         f"against a model drawn from the pool"
-        + ("" if not config.anchor_fraction else
-           f" (in a share {config.anchor_fraction:g} of the updates, plain UCT with "
-           f"{config.anchor_simulations} simulations instead)")
+        + ("" if not lc.anchor_fraction else
+           f" (in a share {lc.anchor_fraction:g} of the updates, plain UCT with "
+           f"{lc.anchor_simulations} simulations instead)")
         + f". After every round the "
         f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
         f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
