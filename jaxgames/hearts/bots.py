@@ -78,6 +78,7 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import Hearts, State
 from jaxgames.player import Player
+from jaxgames.search.batching import fold_vmap
 from jaxgames.search.maxn import maxn_policy
 from jaxgames.search.pimc import pimc_policy
 
@@ -197,7 +198,6 @@ def _check_env(env: Any) -> None:
 def _batched_search(env: Hearts):
     """``search(states [N]) -> TrickSearch [N]``, whose vmap folds the new axis into N."""
 
-    @jax.custom_batching.custom_vmap
     def search(states):
         k = (states.num_played % NUM_PLAYERS).astype(jnp.int32)                   # [N]
         # a lead searches a 13^4 grid, a later place 13^3: each is built only when some
@@ -209,19 +209,7 @@ def _batched_search(env: Hearts):
         out = jax.tree_util.tree_map(lambda a, b: jnp.where(_expand(k == 0, a), a, b), lead, follow)
         return out
 
-    @search.def_vmap
-    def _fold(axis_size, in_batched, states):
-        def flat(x, batched):
-            if not batched:
-                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
-            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
-
-        states = jax.tree_util.tree_map(flat, states, in_batched[0])
-        out = search(states)      # through the custom_vmap again: nested vmaps fold too
-        out = jax.tree_util.tree_map(lambda x: x.reshape((axis_size, -1) + x.shape[1:]), out)
-        return out, jax.tree_util.tree_map(lambda _: True, out)
-
-    return search
+    return fold_vmap(search)
 
 
 def _expand(mask: Array, like: Array) -> Array:

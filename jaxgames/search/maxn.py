@@ -50,7 +50,7 @@ scatters).
 The loop stops early once every real node of the newest level is finished or stopped: with a
 stop at the trick's end, a 4-player search of depth 4 runs 1 iteration of its 16 from the last
 card of a trick, 2 from the third, 3 from the second. Batched, the search is written for an
-explicit batch axis and registered as its own vmap rule (``jax.custom_batching.custom_vmap``,
+explicit batch axis and registered as its own vmap rule (:mod:`jaxgames.search.batching`,
 as :mod:`jaxgames.search.uct`): the loop runs until every position of the batch is done (PIMC's
 worlds, and an arena's games, are all at the same place in a trick), with no per-position
 select of the carry, which a plainly vmapped ``while_loop`` adds at every iteration.
@@ -79,6 +79,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, Policy, State
+from jaxgames.search.batching import fold_axis, fold_vmap, split_axis
 
 Array = jax.Array
 #: ``value_fn(params, state) -> float32 [num_players]``: each player's value of a leaf
@@ -228,37 +229,20 @@ def _batched_search(env, depth, branching, value_fn, stop, params_batched):
     """``(states [N], params) -> MaxnOutput [N]`` (params with a leading [N] on every leaf when
     ``params_batched``), whose own vmap folds the new axis into N."""
 
-    @jax.custom_batching.custom_vmap
     def search(states, params):
         return _search(env, states, params, params_batched, depth, branching, value_fn, stop)
 
-    @search.def_vmap
-    def _fold(axis_size, in_batched, states, params):
-        # vmap over an [N]-batched call: one [axis_size * N] search (through a search again,
-        # so that nested vmaps fold as well), split back
-        def flat(x, batched):
-            if not batched:
-                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
-            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
-
-        states = jax.tree_util.tree_map(flat, states, in_batched[0])
+    def per_position_params(axis_size, in_batched, states, params):
+        # params differ along the new axis only: one copy per position of the folded batch
+        states = fold_axis(states, in_batched[0], axis_size)
         n = jax.tree_util.tree_leaves(states)[0].shape[0] // axis_size
-        if params_batched:
-            params = jax.tree_util.tree_map(flat, params, in_batched[1])
-            inner = search
-        elif any(jax.tree_util.tree_leaves(in_batched[1])):
-            # params differ along the new axis only: one copy per position of the flat batch
-            params = jax.tree_util.tree_map(
-                lambda x, b: jnp.repeat(x, n, axis=0) if b else jnp.broadcast_to(x, (axis_size * n,) + x.shape),
-                params, in_batched[1])
-            inner = _batched_search(env, depth, branching, value_fn, stop, True)
-        else:
-            inner = search
-        out = inner(states, params)
-        out = jax.tree_util.tree_map(lambda x: x.reshape((axis_size, n) + x.shape[1:]), out)
-        return out, jax.tree_util.tree_map(lambda _: True, out)
+        params = jax.tree_util.tree_map(
+            lambda x, b: jnp.repeat(x, n, axis=0) if b else jnp.broadcast_to(x, (axis_size * n,) + x.shape),
+            params, in_batched[1])
+        out = _batched_search(env, depth, branching, value_fn, stop, True)(states, params)
+        return split_axis(out, axis_size)
 
-    return search
+    return fold_vmap(search, shared=() if params_batched else (1,), shared_batched=per_position_params)
 
 
 def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> MaxnOutput:

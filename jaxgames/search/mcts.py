@@ -73,7 +73,7 @@ Gumbel.
 
 Batching: :func:`search` takes a batch of states. :func:`mcts_policy` is an arena policy on
 one state; its ``jax.vmap`` (the arena's) folds the games into one batched mctx search
-(``jax.custom_batching.custom_vmap``), because a plainly vmapped mctx search would vmap
+(:func:`jaxgames.search.batching.fold_vmap`), because a plainly vmapped mctx search would vmap
 mctx's own batched while-loops once more. Under that vmap the folded search draws its random
 bits from the first game's key (mctx takes one key per batch and splits it per game).
 """
@@ -90,6 +90,7 @@ import mctx
 
 from jaxgames.core import Env, State
 from jaxgames.search import batched_mctx
+from jaxgames.search.batching import fold_vmap
 from jaxgames.search import keys as key_lib
 
 Array = jax.Array
@@ -312,26 +313,8 @@ def mcts_policy(env: Env, apply_fn: ApplyFn, *, num_simulations: int, kind: str 
             return out.action.astype(jnp.int32)
         return most_visited(out, states.legal_action_mask)
 
-    @jax.custom_batching.custom_vmap
-    def batched(params, states, keys):
-        return actions(params, states, keys)
-
-    @batched.def_vmap
-    def _fold(axis_size, in_batched, params, states, keys):
-        params_batched, states_batched, keys_batched = in_batched
-
-        def flat(x, b):
-            if not b:
-                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
-            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
-
-        if any(jax.tree_util.tree_leaves(params_batched)):
-            axes = jax.tree_util.tree_map(lambda b: 0 if b else None, in_batched)
-            return jax.vmap(actions, in_axes=axes)(params, states, keys), True
-        states = jax.tree_util.tree_map(flat, states, states_batched)
-        keys = flat(keys, keys_batched)
-        out = batched(params, states, keys)
-        return out.reshape(axis_size, -1), True
+    # params are shared by the batch; batched params (a network per game) take a plain vmap
+    batched = fold_vmap(actions, shared=(0,))
 
     def policy(params: Any, state: State, key: Array) -> Array:
         one = jax.tree_util.tree_map(lambda x: x[None], state)

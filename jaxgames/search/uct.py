@@ -41,7 +41,7 @@ root, the node expanded by simulation ``i`` is node ``i + 1``); children are ind
 
 Batching: :func:`uct_search` takes one state; ``jax.vmap`` it for a batch. The search itself
 is written for an explicit batch axis and registered as the function's vmap rule
-(``jax.custom_batching.custom_vmap``): a plainly vmapped ``while_loop`` with a batched
+(:func:`jaxgames.search.batching.fold_vmap`): a plainly vmapped ``while_loop`` with a batched
 condition would ``select`` every carried array at every iteration, i.e. copy the whole tree
 per step of every backup; with the explicit batch, the loops carry only per-game cursors and
 the tree is updated in place by scatters (measured on 11x11 Hex: 2 to 3.4 times faster).
@@ -65,6 +65,7 @@ import numpy as np
 
 from jaxgames import rng
 from jaxgames.core import Env, State
+from jaxgames.search.batching import fold_vmap
 
 Array = jax.Array
 
@@ -164,27 +165,8 @@ def _check(env: Env, num_simulations: int, exploration: float) -> None:
 @functools.lru_cache(maxsize=None)
 def _batched_search(env: Env, num_simulations: int, exploration: float):
     """``(states [B], keys [B]) -> UCTOutput [B]``, whose own vmap folds the new axis into B."""
-
-    @jax.custom_batching.custom_vmap
-    def search(states, keys):
-        return _search(env, states, keys, num_simulations=num_simulations, exploration=exploration)
-
-    @search.def_vmap
-    def _fold(axis_size, in_batched, states, keys):
-        # vmap over a [B]-batched call: run one [axis_size * B] search (through `search` again,
-        # so that nested vmaps fold as well) and split the batch back.
-        def flat(x, batched):
-            if not batched:
-                x = jnp.broadcast_to(x, (axis_size,) + x.shape)
-            return x.reshape((axis_size * x.shape[1],) + x.shape[2:])
-
-        states = jax.tree_util.tree_map(flat, states, in_batched[0])
-        keys = flat(keys, in_batched[1])
-        out = search(states, keys)
-        out = jax.tree_util.tree_map(lambda x: x.reshape((axis_size, -1) + x.shape[1:]), out)
-        return out, jax.tree_util.tree_map(lambda _: True, out)
-
-    return search
+    return fold_vmap(functools.partial(_search, env, num_simulations=num_simulations,
+                                       exploration=exploration))
 
 
 @chex.dataclass(frozen=True)
