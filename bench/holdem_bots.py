@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames.arena import ci95
 from jaxgames.holdem import Holdem, bots as B, equity as E, lbr as L
 
 
@@ -69,9 +70,8 @@ def lbr_value(env, bot, deals: int, chunk: int, seed: int, wp_samples: int) -> t
     steps = np.concatenate(steps, axis=1)[:, :deals]
     bb = env.big_blind
     pairs = won.sum(0) / 2
-    ci = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))
-    return L.LBRResult(mean=float(B.to_mbb(pairs.mean(), bb)), ci95=float(B.to_mbb(ci(pairs), bb)),
-                       seat_mean=B.to_mbb(won.mean(1), bb), seat_ci95=B.to_mbb(np.array([ci(w) for w in won]), bb),
+    return L.LBRResult(mean=float(B.to_mbb(pairs.mean(), bb)), ci95=float(B.to_mbb(ci95(pairs), bb)),
+                       seat_mean=B.to_mbb(won.mean(1), bb), seat_ci95=B.to_mbb(np.array([ci95(w) for w in won]), bb),
                        returns=won.astype(np.float32), steps=steps,
                        num_deals=deals, num_hands=2 * deals), seconds
 

@@ -37,8 +37,8 @@ from jaxgames.core import Env, Policy, State
 from jaxgames.ratings import elo
 from jaxgames.rollout import rollout_seated
 
-__all__ = ["Arena", "ArenaResult", "Policy", "elo", "honesty_check", "mixed_seatings", "play", "rotations",
-           "summarize"]
+__all__ = ["Arena", "ArenaResult", "Policy", "ci95", "elo", "honesty_check", "mixed_seatings", "play",
+           "rotations", "summarize"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +59,7 @@ class ArenaResult:
     def win_rate(self, policy: int = 0) -> tuple[float, float]:
         """Share of games ``policy`` won (return > 0) and its 95% half-width (two-player)."""
         won = (self.returns[:, policy] > 0).astype(np.float64)
-        return float(won.mean()), _ci95(won)
+        return float(won.mean()), ci95(won)
 
 
 class Arena:
@@ -185,15 +185,22 @@ def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any =
             games = seats[:, s] == p
             mine = returns[games, p] if seat_returns is None else seat_returns[games, s]
             if len(mine):
-                seat_mean[p, s], seat_ci[p, s] = mine.mean(), _ci95(mine)
-    return ArenaResult(mean=returns.mean(0), ci95=np.array([_ci95(r) for r in returns.T]),
+                seat_mean[p, s], seat_ci[p, s] = mine.mean(), ci95(mine)
+    return ArenaResult(mean=returns.mean(0), ci95=np.array([ci95(r) for r in returns.T]),
                        seat_mean=seat_mean, seat_ci95=seat_ci, returns=returns.astype(np.float32),
                        seats=np.asarray(seats, np.int32), num_games=n, stats=stats,
                        seat_returns=None if seat_returns is None else np.asarray(seat_returns, np.float32))
 
 
-def _ci95(x: np.ndarray) -> float:
-    return float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
+def ci95(x: np.ndarray) -> Any:
+    """Half-width of the 95% interval of the mean of ``x`` over its first axis: 1.96 standard
+    errors (the normal approximation), 0 from fewer than two samples. A float for ``x [n]``,
+    an array ``[...]`` for ``x [n, ...]``. Every 95% interval the project reports is this one."""
+    x = np.asarray(x)
+    if len(x) < 2:
+        return 0.0 if x.ndim == 1 else np.zeros(x.shape[1:])
+    half = 1.96 * x.std(0, ddof=1) / math.sqrt(len(x))
+    return float(half) if x.ndim == 1 else half
 
 
 def honesty_check(env: Env, policy: Policy, params: Any, states: State, key: jax.Array, *,

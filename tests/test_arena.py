@@ -80,6 +80,15 @@ def test_arena_confidence_interval_covers_the_exact_value():
     assert 0.005 < result.ci95[0] < 0.03
 
 
+def test_ci95_is_1_96_standard_errors_per_column():
+    x = np.array([[1.0, 0.0], [3.0, 0.0], [2.0, 4.0], [6.0, 4.0]])
+    want = 1.96 * np.array([np.std(x[:, 0], ddof=1), np.std(x[:, 1], ddof=1)]) / 2.0
+    np.testing.assert_allclose(arena.ci95(x), want)
+    assert arena.ci95(x[:, 0]) == pytest.approx(want[0]) and isinstance(arena.ci95(x[:, 0]), float)
+    assert arena.ci95(np.array([5.0])) == 0.0     # one sample: no spread to measure
+    np.testing.assert_array_equal(arena.ci95(x[:1]), [0.0, 0.0])
+
+
 def honest(params, state, key):
     env = HighCard()
     obs = env.observe(state, state.current_player)

@@ -32,7 +32,6 @@ its seat's view.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Sequence
 
 import jax
@@ -76,7 +75,7 @@ class MatchResult:
     def compare(self, i: int, j: int) -> tuple[float, float]:
         """``points[i] - points[j]`` per deal: (mean, 95% half-width); negative: i is better."""
         diff = self.deal_points[:, i] - self.deal_points[:, j]
-        return float(diff.mean()), float(_ci95(diff))
+        return float(diff.mean()), A.ci95(diff)
 
     def line(self) -> str:
         """One line: the types' points with intervals, the first two's difference, the first's
@@ -161,16 +160,11 @@ def summarize(seat_returns: np.ndarray, seats: np.ndarray, names: Sequence[str],
     seat_points = np.array([[points[seats[:, s] == t, s].mean() for s in range(4)] for t in range(types)])
     return MatchResult(
         names=tuple(names), unit=unit, deals=deals, games=games,
-        points=deal_points.mean(0), points_ci95=_ci95(deal_points),
-        difference=float(diff.mean()), difference_ci95=float(_ci95(diff)),
-        wins=deal_wins.mean(0), wins_ci95=_ci95(deal_wins),
+        points=deal_points.mean(0), points_ci95=A.ci95(deal_points),
+        difference=float(diff.mean()), difference_ci95=A.ci95(diff),
+        wins=deal_wins.mean(0), wins_ci95=A.ci95(deal_wins),
         table_points=float(points.mean()), seat_points=seat_points,
         seat_returns=seat_returns.astype(np.float32), seats=seats.astype(np.int32), deal_points=deal_points)
-
-
-def _ci95(x: np.ndarray) -> np.ndarray:
-    """Half-width of the 95% interval of the mean over axis 0 (normal approximation)."""
-    return 1.96 * x.std(0, ddof=1) / math.sqrt(x.shape[0])
 
 
 def honesty(env: Hearts, players: Sequence[Player | Policy], key: jax.Array, *, num_states: int = 16,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any, Callable, Sequence
 
 import jax
@@ -34,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import rng
-from jaxgames.arena import Arena
+from jaxgames.arena import Arena, ci95
 from jaxgames.core import Env, Policy, PRNGKey, State
 from jaxgames.holdem import betting
 from jaxgames.holdem.equity import equity
@@ -286,10 +285,6 @@ class HeadToHead:
                 f"({self.num_hands} hands)")
 
 
-def _ci95(x: np.ndarray) -> float:
-    return float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
-
-
 def duplicate_summary(returns: np.ndarray, big_blind: int) -> HeadToHead:
     """:class:`HeadToHead` from the arena's per-game returns of policy 0, ``returns [2 * D]``
     (games 0..D-1: policy 0 on the button; D..2D-1: the same deals, policy 1 on the button)."""
@@ -299,9 +294,9 @@ def duplicate_summary(returns: np.ndarray, big_blind: int) -> HeadToHead:
     pairs = button + blind
     mbb = functools.partial(to_mbb, big_blind=big_blind)
     return HeadToHead(
-        mean=float(mbb(pairs.mean() / 2)), ci95=float(mbb(_ci95(pairs / 2))),
+        mean=float(mbb(pairs.mean() / 2)), ci95=float(mbb(ci95(pairs / 2))),
         seat_mean=mbb(np.array([button.mean(), blind.mean()])),
-        seat_ci95=mbb(np.array([_ci95(button), _ci95(blind)])),
+        seat_ci95=mbb(np.array([ci95(button), ci95(blind)])),
         deal_returns=pairs, num_deals=d, num_hands=2 * d)
 
 

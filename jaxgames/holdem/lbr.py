@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any
 
 import jax
@@ -44,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import rng
+from jaxgames.arena import ci95
 from jaxgames.core import Env, PRNGKey, State
 from jaxgames.holdem import betting
 from jaxgames.holdem.bots import sample_action, to_mbb
@@ -296,8 +296,7 @@ class LocalBestResponse:
         won = np.asarray(won, np.float64)                       # [2, D]
         bb = self.env.big_blind
         pairs = won.sum(0) / 2
-        ci = lambda x: float(1.96 * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
-        return LBRResult(mean=float(to_mbb(pairs.mean(), bb)), ci95=float(to_mbb(ci(pairs), bb)),
-                         seat_mean=to_mbb(won.mean(1), bb), seat_ci95=to_mbb(np.array([ci(w) for w in won]), bb),
+        return LBRResult(mean=float(to_mbb(pairs.mean(), bb)), ci95=float(to_mbb(ci95(pairs), bb)),
+                         seat_mean=to_mbb(won.mean(1), bb), seat_ci95=to_mbb(np.array([ci95(w) for w in won]), bb),
                          returns=won.astype(np.float32), steps=np.asarray(steps), num_deals=self.num_deals,
                          num_hands=2 * self.num_deals)
