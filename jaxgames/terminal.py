@@ -1,14 +1,43 @@
-"""What every ``python -m jaxgames.<game>.play`` shares: reading typed lines and writing replies.
+"""What every ``python -m jaxgames.<game>.play`` shares: the loop of a game between a person
+(typed lines) and the computer, and the command line around it.
 
-A session reads lines from any iterator (tests feed lists, the CLI feeds :func:`stdin_lines`)
-and writes to any text stream; :class:`TerminalIO` gives it ``_say`` and ``_read`` over its
-``out`` stream and ``echo`` flag (echo repeats piped input so a transcript reads like a game).
+:meth:`PlaySession.run` is the loop, written once: the computer moves while it is not the
+person's turn; on the person's turn a line is read, ``quit`` (``exit``, ``q``) stops, ``help``
+(``h``, ``?``) lists the game's commands, an empty line prompts again, and any other line goes
+to the game's :meth:`~PlaySession.parse`, which names a move, a command of the game's own
+(``undo``, ``show`` ...), or says in one line what is wrong (and the prompt comes again). The
+end of the input (Ctrl-D) and Ctrl-C stop too; :meth:`~PlaySession.finish` then reports and
+returns the game's result. Each game's ``play.py`` keeps what is its own: drawing the board or
+the table, reading a move, its options and commands.
+
+A session reads lines from any iterator (tests feed lists, the command line feeds
+:func:`stdin_lines`) and writes to any text stream; ``echo`` repeats piped input so a
+transcript reads like a game. :func:`run_cli` is the body of every ``main``: the session on
+standard input and output, and an opponent that cannot be used ends with one line and exit
+status 2 (as a bad flag does, through argparse).
 """
 
 from __future__ import annotations
 
+import functools
+import secrets
 import sys
-from typing import Iterator, TextIO
+import time
+from typing import Any, Callable, Iterable, Iterator, TextIO
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["HELP_WORDS", "OpponentUnavailable", "PlaySession", "QUIT_WORDS", "exit_status",
+           "format_seconds", "jitted", "run_cli", "seed_or_random", "stdin_lines"]
+
+QUIT_WORDS = ("quit", "exit", "q")
+HELP_WORDS = ("help", "h", "?")
+
+
+class OpponentUnavailable(Exception):
+    """The chosen opponent cannot be used (the command line exits 2 with the message)."""
 
 
 def stdin_lines() -> Iterator[str]:
@@ -20,13 +49,76 @@ def stdin_lines() -> Iterator[str]:
         yield line
 
 
-class TerminalIO:
-    """Mixin: ``_say`` writes a line, ``_read`` shows a prompt and takes the next line.
+@functools.lru_cache(maxsize=None)
+def jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.jit(fn)``, one per function in a process: a session's policy and step compile
+    once for every game the process plays (each compile is seconds of the person's wait)."""
+    return jax.jit(fn)
 
-    The class using it sets ``out`` (a text stream) and ``echo`` (bool)."""
 
-    out: TextIO
-    echo: bool
+def format_seconds(seconds: float) -> str:
+    """``0.04 s`` below a second, ``4.2 s`` below a minute, ``1:02.5`` above, ``1:02:03``
+    above an hour."""
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, s = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)}:{s:04.1f}"
+    hours, minutes = divmod(int(minutes), 60)
+    return f"{hours}:{minutes:02d}:{int(s):02d}"
+
+
+def exit_status(ended_by: str) -> int:
+    """The command line's exit status for how a session ended: 130 after Ctrl-C, else 0."""
+    return 130 if ended_by == "interrupt" else 0
+
+
+def seed_or_random(seed: int | None) -> int:
+    """The ``--seed`` given, else a random one (the session shows it, so a game can be replayed)."""
+    return seed if seed is not None else secrets.randbelow(2**31)
+
+
+def run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> int:
+    """Play ``session(settings, stdout, echo=...)`` on standard input; its exit status. Piped
+    input is echoed; an :class:`OpponentUnavailable` ends with one line and status 2."""
+    try:
+        game = session(settings, sys.stdout, echo=not sys.stdin.isatty())
+    except OpponentUnavailable as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    return game.run(stdin_lines()).exit_code
+
+
+class PlaySession:
+    """A game between a person and the computer in a terminal; :meth:`run` is its loop.
+
+    A game subclasses it and sets, in ``__init__`` after this one's: ``state`` (the current
+    position, or a property), ``human`` (the person's seat) and ``opponent`` (the computer, a
+    :class:`jaxgames.player.Player`). It writes what is its own: :meth:`start`,
+    :meth:`prompt`, :meth:`parse`, :meth:`move`, :meth:`computer_move` and :meth:`finish`, and
+    where it has more to do :meth:`turn_starts`, :meth:`command` and :meth:`play`. Class
+    attributes: ``HELP`` (the commands), ``STOPS`` (what "the ... stops here" names: "game" or
+    "session") and ``ENDED`` (how ``ended_by`` reads when play reaches its end).
+    """
+
+    HELP = ""
+    STOPS = "game"
+    ENDED = "end"
+
+    state: Any
+    human: int
+    opponent: Any
+
+    def __init__(self, settings: Any, output: TextIO, *, echo: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
+        self.settings = settings
+        self.out = output
+        self.echo = echo
+        self.clock = clock
+
+    # -- writing and reading ----------------------------------------------------------------------
 
     def _say(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -45,3 +137,126 @@ class TerminalIO:
         if self.echo:
             self._say(line)
         return line
+
+    # -- the position -----------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return bool(self.state.terminated)
+
+    @property
+    def your_turn(self) -> bool:
+        """The person is to move."""
+        return int(self.state.current_player) == self.human
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def run(self, input_lines: Iterable[str]) -> Any:
+        """Play until the end, ``quit``, the end of ``input_lines`` or Ctrl-C; then
+        :meth:`finish` with how it ended (``ENDED``, "quit", "eof" or "interrupt")."""
+        lines = iter(input_lines)
+        try:
+            self.start()
+            ended_by = self.play(lines)
+        except KeyboardInterrupt:
+            ended_by = "interrupt"
+            self._say()
+            self._say(f"Interrupted: the {self.STOPS} stops here.")
+        return self.finish(ended_by)
+
+    def play(self, lines: Iterator[str]) -> str:
+        """Play the game: ``ENDED`` at its end, "quit" or "eof" if the person stopped. (A game
+        of several deals overrides it: a deal after another, each by :meth:`play_moves`.)"""
+        return self.play_moves(lines) or self.ENDED
+
+    def play_moves(self, lines: Iterator[str]) -> str | None:
+        """Moves, the computer's and the person's, until :attr:`over`; None then, or "quit" or
+        "eof" if the person stopped."""
+        while not self.over:
+            if not self.your_turn:
+                self.computer_move()
+                continue
+            self.turn_starts()
+            stopped = self._persons_move(lines)
+            if stopped:
+                return stopped
+        return None
+
+    def _persons_move(self, lines: Iterator[str]) -> str | None:
+        """Read lines until one is a move and play it; "quit" or "eof" if the person stopped."""
+        while True:
+            line = self._read(lines, self.prompt())
+            if line is None:
+                self._say(f"End of input: the {self.STOPS} stops here.")
+                return "eof"
+            word = line.strip().lower()
+            if not word:
+                continue
+            if word in QUIT_WORDS:
+                self._say(f"You quit: the {self.STOPS} stops here.")
+                return "quit"
+            if word in HELP_WORDS:
+                self._say(self.HELP)
+                continue
+            kind, value = self.parse(line)
+            if kind == "move":
+                self.move(value)
+                return None
+            if kind == "bad":
+                self._say(value)
+            else:
+                self.command(kind, value)
+
+    # -- the computer -----------------------------------------------------------------------------
+
+    def computer_action(self, key: jax.Array) -> int:
+        """The opponent's action in ``state`` (its policy, jitted once, with its params);
+        an illegal one is a bug of the player, not the person's: RuntimeError."""
+        action = int(jitted(self.opponent.policy)(self.opponent.params, self.state, key))
+        if not bool(np.asarray(self.state.legal_action_mask)[action]):
+            raise RuntimeError(f"{self.opponent.name} chose the illegal action {action}")
+        return action
+
+    def prepare(self, step: Callable[..., Any], key: jax.Array) -> None:
+        """Compile the opponent's move and ``step`` (jitted) before the first prompt, saying
+        so: the first compile takes seconds, and the person sees why nothing happens."""
+        start = self.clock()
+        self.out.write("Preparing the computer (compiling its move once) ... ")
+        self.out.flush()
+        jax.block_until_ready(jitted(self.opponent.policy)(self.opponent.params, self.state, key))
+        jax.block_until_ready(step(self.state, jnp.int32(0)))
+        self._say(f"ready ({format_seconds(self.clock() - start)}).")
+
+    # -- what a game writes -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Before the first move: what the game is, who plays; the board."""
+        raise NotImplementedError
+
+    def turn_starts(self) -> None:
+        """The person's turn begins (after any move): show what they decide on, start a clock."""
+
+    def prompt(self) -> str:
+        """The prompt for the person's next line."""
+        raise NotImplementedError
+
+    def parse(self, line: str) -> tuple[str, Any]:
+        """A line the person typed (not empty, not quit or help): ``("move", move)``,
+        ``("bad", message)`` or ``(command, value)`` for :meth:`command`."""
+        raise NotImplementedError
+
+    def move(self, move: Any) -> None:
+        """Play the person's move (as :meth:`parse` gave it) and show it."""
+        raise NotImplementedError
+
+    def command(self, kind: str, value: Any) -> None:
+        """Carry out a command of the game's own that :meth:`parse` named."""
+        raise ValueError(f"{type(self).__name__}.parse named the unknown command {kind!r}")
+
+    def computer_move(self) -> None:
+        """Play the computer's move (:meth:`computer_action`) and show it."""
+        raise NotImplementedError
+
+    def finish(self, ended_by: str) -> Any:
+        """After the last move: report and return the game's result (with ``exit_code``)."""
+        raise NotImplementedError

@@ -16,7 +16,9 @@ one line (``QS AH KD``). ``show`` prints the table again, ``tricks`` the tricks 
 shown, after each hand the points and the scores.
 
 The logic is importable: :class:`Session` takes any iterable of input lines and writes to any
-text stream; :func:`main` is the thin command line around it. Bad flags end with one line and
+text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
+the end of input, Ctrl-C) is :class:`jaxgames.terminal.PlaySession`; here is what is Hearts':
+the table, cards, passing, ``show`` and ``tricks``, the tricks' and hands' reports. Bad flags end with one line and
 exit status 2 (argparse's ``error``, as ``python -m jaxgames.hex.play``).
 """
 
@@ -25,10 +27,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import secrets
 import sys
 import time
-from typing import Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -52,11 +53,9 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
-from jaxgames.terminal import TerminalIO, stdin_lines
+from jaxgames.terminal import PlaySession, exit_status, jitted, run_cli, seed_or_random
 
 PROG = "python -m jaxgames.hearts.play"
-_QUIT = ("quit", "exit", "q")
-_HELP = ("help", "h", "?")
 _SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 HELP = """\
@@ -108,27 +107,20 @@ def _env(variant: str, moon: bool, target_score: int | None) -> Hearts:
     return Hearts(variant=variant, moon=moon, target_score=target_score)
 
 
-@functools.lru_cache(maxsize=None)
-def _programs(env: Hearts, opponent: str, worlds: int):
-    """(jitted policy, jitted step) for one env and opponent: one compile per process."""
-    options = {"num_worlds": worlds} if opponent == "iie" else {}
-    bot = make_bot(env, opponent, **options)
-    return jax.jit(bot.policy), jax.jit(env.step)
-
-
-class Session(TerminalIO):
+class Session(PlaySession):
     """One game between a person (typed lines) and three computer players, written to
     ``output``. ``state`` is the current position, ``actions`` the moves so far."""
 
+    HELP = HELP
+
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False,
                  clock: Callable[[], float] = time.monotonic):
-        self.settings = settings
+        super().__init__(settings, output, echo=echo, clock=clock)
         self.env = _env(settings.variant, settings.moon, settings.target_score)
-        self.out = output
-        self.echo = echo
-        self.clock = clock
         self.human = settings.seat
-        self._policy, self._step = _programs(self.env, settings.opponent, settings.worlds)
+        options = {"num_worlds": settings.worlds} if settings.opponent == "iie" else {}
+        self.opponent = make_bot(self.env, settings.opponent, **options)   # all three seats
+        self._step = jitted(self.env.step)
         self._key = jax.random.key(settings.seed)
         self.state = self.env.init(jax.random.fold_in(self._key, 0))
         self.actions: list[int] = []
@@ -143,10 +135,6 @@ class Session(TerminalIO):
 
     def who(self, seat: int) -> str:
         return "you" if seat == self.human else f"seat {seat}"
-
-    @property
-    def over(self) -> bool:
-        return bool(self.state.terminated)
 
     @property
     def passing(self) -> bool:
@@ -203,7 +191,6 @@ class Session(TerminalIO):
             lines.append(f"Trick {i + 1}: {shown}" + (f" -> {self.who(taker)}" if taker >= 0 else ""))
         return "\n".join(lines)
 
-
     # -- reading a card -----------------------------------------------------------------------
 
     def why_not(self, c: int) -> str:
@@ -231,18 +218,12 @@ class Session(TerminalIO):
                 return "Hearts are not broken yet: lead another suit."
         return f"The {name} cannot be played now: play one of " + " ".join(self.name(x) for x in legal) + "."
 
-    def parse(self, text: str) -> tuple[str, object]:
-        """``("cards", [card, ...])``, ``("show" | "tricks" | "help" | "quit" | "empty", None)``
-        or ``("bad", message)`` for a line typed in the current position."""
+    def parse(self, text: str) -> tuple[str, Any]:
+        """``("move", [card, ...])``, ``("show" | "tricks", None)`` or ``("bad", message)`` for
+        a line typed in the current position."""
         words = text.replace(",", " ").split()
-        if not words:
-            return "empty", None
         word = words[0].lower()
         if len(words) == 1:
-            if word in _QUIT:
-                return "quit", None
-            if word in _HELP:
-                return "help", None
             if word in ("show", "table", "hand"):
                 return "show", None
             if word == "tricks":
@@ -265,7 +246,7 @@ class Session(TerminalIO):
         for c in chosen:
             if c not in legal:
                 return "bad", self.why_not(c)
-        return "cards", chosen
+        return "move", chosen
 
     # -- moves ----------------------------------------------------------------------------------
 
@@ -321,17 +302,34 @@ class Session(TerminalIO):
             self._say("Scores: " + ", ".join(f"{self.who(p)} {scores[p]}" for p in range(NUM_PLAYERS))
                       + f" (the game ends when a score reaches {self.settings.target_score}).")
 
-    def _computer_move(self) -> None:
-        key = jax.random.fold_in(self._key, len(self.actions) + 1)
-        action = int(self._policy(None, self.state, key))
-        if not bool(np.asarray(self.state.legal_action_mask)[action]):
-            raise RuntimeError(f"the {self.settings.opponent} player chose the illegal card {action}")
-        self._play(action)
+    def computer_move(self) -> None:
+        self._play(self.computer_action(jax.random.fold_in(self._key, len(self.actions) + 1)))
+
+    def turn_starts(self) -> None:
+        self._say()
+        self._say(self.table_text())
+
+    def prompt(self) -> str:
+        if self.passing:
+            return f"Pass a card ({int(np.asarray(self.state.passed_by == self.human).sum()) + 1}/{PASS_SIZE}) > "
+        return "Your card > "
+
+    def move(self, cards: list[int]) -> None:
+        for c in cards:
+            self._play(c)
+
+    def command(self, kind: str, value: Any) -> None:
+        """``show`` (the table again) and ``tricks`` (this hand's)."""
+        if kind == "show":
+            self._say(self.table_text())
+        elif kind == "tricks":
+            self._say(self.tricks_text())
+        else:
+            super().command(kind, value)
 
     # -- the game -----------------------------------------------------------------------------
 
-
-    def _intro(self) -> None:
+    def start(self) -> None:
         st = self.settings
         length = "one hand" if st.target_score is None else f"a game to {st.target_score} points"
         opponent = {"iie": f"iie (Monte Carlo, {st.worlds} worlds)",
@@ -339,57 +337,9 @@ class Session(TerminalIO):
         self._say(f"Hearts, {st.variant} variant, {length}, the moon {'on' if st.moon else 'off'}: "
                   f"you are seat {self.human}; the three others are {opponent}. Seed {st.seed}.")
         self._say("Lowest score wins. Type a card such as QS or 10h; help lists the commands.")
-        start = self.clock()
-        self.out.write("Preparing the computer (compiling its move once) ... ")
-        self.out.flush()
-        jax.block_until_ready(self._policy(None, self.state, self._key))
-        jax.block_until_ready(self._step(self.state, jnp.int32(0)))
-        self._say(f"ready ({self.clock() - start:.1f} s).")
+        self.prepare(self._step, self._key)
 
-    def run(self, input_lines: Iterable[str]) -> Result:
-        """Play to the end of the game, ``quit``, or the end of ``input_lines``."""
-        lines = iter(input_lines)
-        ended_by = "end"
-        try:
-            self._intro()
-            shown_at = None
-            while not self.over and ended_by == "end":
-                if int(self.state.current_player) != self.human:
-                    self._computer_move()
-                    continue
-                if shown_at != len(self.actions):
-                    self._say()
-                    self._say(self.table_text())
-                    shown_at = len(self.actions)
-                prompt = (f"Pass a card ({int(np.asarray(self.state.passed_by == self.human).sum()) + 1}"
-                          f"/{PASS_SIZE}) > " if self.passing else "Your card > ")
-                line = self._read(lines, prompt)
-                if line is None:
-                    ended_by = "eof"
-                    self._say("End of input: the game stops here.")
-                    break
-                kind, value = self.parse(line)
-                if kind == "cards":
-                    for c in value:
-                        self._play(c)
-                elif kind == "quit":
-                    ended_by = "quit"
-                    self._say("You quit: the game stops here.")
-                elif kind == "show":
-                    self._say(self.table_text())
-                elif kind == "tricks":
-                    self._say(self.tricks_text())
-                elif kind == "help":
-                    self._say(HELP)
-                elif kind == "bad":
-                    self._say(value)
-        except KeyboardInterrupt:
-            ended_by = "interrupt"
-            self._say()
-            self._say("Interrupted: the game stops here.")
-        return self._finish(ended_by)
-
-    def _finish(self, ended_by: str) -> Result:
+    def finish(self, ended_by: str) -> Result:
         s = self.state
         scores = tuple(int(x) for x in np.asarray(s.scores))
         points = tuple(int(x) for x in np.asarray(s.points))
@@ -408,7 +358,7 @@ class Session(TerminalIO):
                           f"{['st', 'nd', 'rd', 'th'][min(sorted(final).index(final[self.human]), 3)]}.")
         else:
             self._say(f"Game not finished ({len(self.actions)} moves played).")
-        return Result(tuple(self.actions), scores, points, self.over, ended_by, 130 if ended_by == "interrupt" else 0)
+        return Result(tuple(self.actions), scores, points, self.over, ended_by, exit_status(ended_by))
 
 
 def play(input_lines: Iterable[str], output: TextIO = sys.stdout, *, echo: bool = False, **settings) -> Result:
@@ -456,15 +406,14 @@ def parse_args(argv: list[str] | None = None) -> Settings:
             parser.error(f"argument --worlds: must be at least 1, got {args.worlds}")
     if args.target_score is not None and not 1 <= args.target_score <= MAX_TARGET_SCORE:
         parser.error(f"argument --target-score: must be from 1 to {MAX_TARGET_SCORE}, got {args.target_score}")
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    seed = seed_or_random(args.seed)
     return Settings(seat=args.seat, opponent=args.opponent,
                     worlds=DEFAULT_WORLDS if args.worlds is None else args.worlds, variant=args.variant,
                     moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii)
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = parse_args(argv)
-    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(stdin_lines()).exit_code
+    return run_cli(PROG, Session, parse_args(argv))
 
 
 if __name__ == "__main__":

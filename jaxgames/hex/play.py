@@ -18,12 +18,14 @@ totals, and the game is saved as an SGF record at the end, also when you quit or
 ends (Ctrl-D). Rules: docs/rules/hex.md ("Playing against the computer").
 
 The logic is importable: :func:`play` (or :class:`Session`) takes any iterable of input
-lines and writes to any text stream; :func:`main` is the thin command line around it.
+lines and writes to any text stream; :func:`main` is the thin command line around it. The
+loop (reading, quit, help, the end of input, Ctrl-C) is :class:`jaxgames.terminal.PlaySession`;
+here is what is Hex's: the board, cells, ``undo``, ``swap``, the clocks and the record.
 
 Opponents are named in :data:`OPPONENTS`: a factory ``settings -> (env, player)`` each, the
 game the computer plays (the settings' board size and swap rule, or its own: a trained agent
 plays the board of its run) and the :class:`jaxgames.player.Player` that plays it (an arena
-policy ``policy(params, state, key) -> action`` and its params), jitted here once per process.
+policy ``policy(params, state, key) -> action`` and its params), jitted once per process.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import datetime
 import functools
 import os
 import re
-import secrets
 import sys
 import time
 from typing import Any, Callable, Iterable, TextIO
@@ -50,7 +51,15 @@ from jaxgames.hex.render import render_text
 from jaxgames.hex.sgf import SWAP_NAME, to_sgf
 from jaxgames.player import Player
 from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
-from jaxgames.terminal import TerminalIO, stdin_lines
+from jaxgames.terminal import (
+    OpponentUnavailable,
+    PlaySession,
+    exit_status,
+    format_seconds,
+    jitted,
+    run_cli,
+    seed_or_random,
+)
 
 PROG = "python -m jaxgames.hex.play"
 DEFAULT_SIZE = 11
@@ -59,8 +68,6 @@ COLOURS = ("black", "white")
 _COLOUR_NAME = {BLACK: "Black", WHITE: "White"}
 _STONE = {BLACK: "X", WHITE: "O"}
 _EDGES = {BLACK: "top-bottom", WHITE: "left-right"}
-_QUIT = ("quit", "exit", "q")
-_HELP = ("help", "h", "?")
 _CELL = re.compile(r"([a-z])(\d+)")
 
 HELP = """\
@@ -71,10 +78,6 @@ Commands:
           (mirrored: b4 becomes d2); needs --swap
   help    this list
   quit    stop here; the game is saved (Ctrl-D does the same)"""
-
-
-class OpponentUnavailable(Exception):
-    """The chosen opponent cannot be used (the command line exits 2 with the message)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,12 +149,6 @@ def _env(board_size: int, swap: bool):
     return jaxgames.make("hex", board_size=board_size, swap=swap)
 
 
-@functools.lru_cache(maxsize=None)
-def _jitted(fn):
-    """``jax.jit(fn)``, one per function in a process (one compile of a policy or a step)."""
-    return jax.jit(fn)
-
-
 @dataclasses.dataclass(frozen=True)
 class Result:
     """How a session ended."""
@@ -162,20 +159,6 @@ class Result:
     ended_by: str            # "win", "quit", "eof" or "interrupt"
     sgf_path: str | None     # where the record was written (None if that failed)
     exit_code: int           # 0; 1 if the record could not be written; 130 after Ctrl-C
-
-
-def format_seconds(seconds: float) -> str:
-    """``0.04 s`` below a second, ``4.2 s`` below a minute, ``1:02.5`` above, ``1:02:03``
-    above an hour."""
-    if seconds < 1:
-        return f"{seconds:.2f} s"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, s = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{int(minutes)}:{s:04.1f}"
-    hours, minutes = divmod(int(minutes), 60)
-    return f"{hours}:{minutes:02d}:{int(s):02d}"
 
 
 def default_sgf_path(now: datetime.datetime | None = None, folder: str = ".") -> str:
@@ -201,14 +184,17 @@ def check_sgf_path(path: str) -> str | None:
     return None
 
 
-class Session(TerminalIO):
+class Session(PlaySession):
     """One game between a person (typed lines) and the computer, written to ``output``.
 
     ``state`` is the current position; ``actions`` and ``times`` the moves on the board so
     far. Construction builds the opponent (OpponentUnavailable if it cannot; ``settings``
-    then holds the board size it plays on) and the jitted policy and step; :meth:`run` plays the game to
+    then holds the board size it plays on) and the jitted step; :meth:`run` plays the game to
     the end and saves it.
     """
+
+    HELP = HELP
+    ENDED = "win"
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False,
                  clock: Callable[[], float] = time.monotonic):
@@ -218,30 +204,23 @@ class Session(TerminalIO):
             raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {sorted(OPPONENTS)}")
         self.env, self.opponent = OPPONENTS[settings.opponent](settings)
         settings = dataclasses.replace(settings, board_size=self.env.board_size)
-        self.settings = settings
-        self.out = output
-        self.echo = echo
-        self.clock = clock
+        super().__init__(settings, output, echo=echo, clock=clock)
         self.n = settings.board_size
         self.human = settings.human
         self.computer = 1 - self.human
-        self._step = _jitted(self.env.step)
-        self._policy = _jitted(self.opponent.policy)
+        self._step = jitted(self.env.step)
         self._key = jax.random.key(settings.seed)
         self._searches = 0
         self.states = [self.env.init(jax.random.key(0))]
         self.actions: list[int] = []
         self.times: list[float] = []
+        self._turn_began = self.clock()
 
     # -- the position ---------------------------------------------------------------------------
 
     @property
     def state(self):
         return self.states[-1]
-
-    @property
-    def over(self) -> bool:
-        return bool(self.state.terminated)
 
     @property
     def to_move(self) -> int:
@@ -269,7 +248,6 @@ class Session(TerminalIO):
     def _example(self) -> str:
         return to_cell_name((self.n // 2) * (self.n + 1), self.n)  # the centre: f6 on 11x11
 
-
     def _total(self, player: int) -> float:
         return sum(t for i, t in enumerate(self.times) if i % 2 == player)
 
@@ -295,27 +273,34 @@ class Session(TerminalIO):
         self._say(f"{who} ({colour}) {what}  [{format_seconds(seconds)}; "
                   f"{self._who(mover)} {format_seconds(self._total(mover))} in total]")
 
-    def _computer_move(self) -> None:
+    def computer_move(self) -> None:
         key = jax.random.fold_in(self._key, self._searches)
         self._searches += 1
         start = self.clock()
-        action = int(self._policy(self.opponent.params, self.state, key))
-        seconds = self.clock() - start
-        if not bool(np.asarray(self.state.legal_action_mask)[action]):
-            raise RuntimeError(f"{self.opponent.name} chose the illegal action {action}")
-        self._play(action, seconds)
+        action = self.computer_action(key)
+        self._play(action, self.clock() - start)
+
+    def turn_starts(self) -> None:
+        self._turn_began = self.clock()   # the person's thinking time runs from here
+
+    def prompt(self) -> str:
+        return f"Move {len(self.actions) + 1}, {_COLOUR_NAME[self.human]} (you) > "
+
+    def move(self, action: int) -> None:
+        self._play(action, self.clock() - self._turn_began)
+
+    def command(self, kind: str, value: Any) -> None:
+        """``undo``, the one command of Hex's own; the clock starts again."""
+        if kind != "undo":
+            return super().command(kind, value)
+        self.undo()
+        self._turn_began = self.clock()
 
     def parse(self, text: str) -> tuple[str, Any]:
-        """``("move", action)``, ``("undo" | "quit" | "help" | "empty", None)`` or
-        ``("bad", message)`` for a line a person typed in the current position."""
+        """``("move", action)``, ``("undo", None)`` or ``("bad", message)`` for a line a
+        person typed in the current position."""
         word = text.strip().lower()
         n = self.n
-        if not word:
-            return "empty", None
-        if word in _QUIT:
-            return "quit", None
-        if word in _HELP:
-            return "help", None
         if word == "undo":
             return "undo", None
         if word in ("swap", SWAP_NAME):
@@ -361,8 +346,7 @@ class Session(TerminalIO):
 
     # -- the game -----------------------------------------------------------------------------
 
-
-    def _intro(self) -> None:
+    def start(self) -> None:
         s, n = self.settings, self.n
         you, it = self.human, self.computer
         self._say(f"Hex {n}x{n}: you are {_COLOUR_NAME[you]} ({_STONE[you]}, joining {_EDGES[you]}), "
@@ -371,57 +355,12 @@ class Session(TerminalIO):
         self._say(f"Black moves first. Swap rule: {'on' if s.swap else 'off'}. "
                   f"Type a cell such as {self._example()}, or undo, "
                   f"{'swap, ' if s.swap else ''}help, quit.")
-        start = self.clock()
-        self.out.write("Preparing the computer (compiling its move once) ... ")
-        self.out.flush()
-        jax.block_until_ready(self._policy(self.opponent.params, self.state, self._key))
-        self._step(self.state, jnp.int32(0))
-        self._say(f"ready ({format_seconds(self.clock() - start)}).")
+        self.prepare(self._step, self._key)
+        self._say()
+        self._say(self.board_text())
 
-    def run(self, input_lines: Iterable[str]) -> Result:
-        """Play to the end of the game, ``quit``, or the end of ``input_lines``; then save."""
-        lines = iter(input_lines)
-        ended_by = "win"
-        try:
-            self._intro()
-            self._say()
-            self._say(self.board_text())
-            while not self.over:
-                if self.to_move == self.computer:
-                    self._computer_move()
-                    continue
-                started = self.clock()
-                while True:
-                    line = self._read(lines, f"Move {len(self.actions) + 1}, "
-                                             f"{_COLOUR_NAME[self.human]} (you) > ")
-                    if line is None:
-                        ended_by = "eof"
-                        self._say("End of input: the game stops here.")
-                        break
-                    kind, value = self.parse(line)
-                    if kind == "move":
-                        self._play(value, self.clock() - started)
-                        break
-                    if kind == "quit":
-                        ended_by = "quit"
-                        self._say("You quit: the game stops here.")
-                        break
-                    if kind == "undo":
-                        self.undo()
-                        started = self.clock()
-                    elif kind == "help":
-                        self._say(HELP)
-                    elif kind == "bad":
-                        self._say(value)
-                if ended_by != "win":
-                    break
-        except KeyboardInterrupt:
-            ended_by = "interrupt"
-            self._say()
-            self._say("Interrupted: the game stops here.")
-        return self._finish(ended_by)
-
-    def _finish(self, ended_by: str) -> Result:
+    def finish(self, ended_by: str) -> Result:
+        """The result and the times; the game saved."""
         winner = self.winner()
         self._say()
         if winner is not None:
@@ -437,7 +376,7 @@ class Session(TerminalIO):
                       f"{format_seconds(sum(moves))} over {len(moves)} move{'' if len(moves) == 1 else 's'}{mean}")
         path = self.settings.sgf or default_sgf_path()
         text = self.sgf()
-        code = 130 if ended_by == "interrupt" else 0
+        code = exit_status(ended_by)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
@@ -521,7 +460,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                          "trained without it)")
     if args.sgf is not None and (problem := check_sgf_path(args.sgf)):
         parser.error(problem)
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    seed = seed_or_random(args.seed)
     return Settings(board_size=args.board_size, swap=args.swap, human_colour=args.human_colour,
                     opponent=args.opponent, simulations=args.simulations,
                     exploration=DEFAULT_EXPLORATION if args.exploration is None else args.exploration,
@@ -529,13 +468,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = parse_args(argv)
-    try:
-        session = Session(settings, sys.stdout, echo=not sys.stdin.isatty())
-    except OpponentUnavailable as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
-    return session.run(stdin_lines()).exit_code
+    return run_cli(PROG, Session, parse_args(argv))
 
 
 if __name__ == "__main__":

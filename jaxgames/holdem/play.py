@@ -16,7 +16,9 @@ Opponents: the baselines of :mod:`jaxgames.holdem.bots` (:data:`bots.BOT_NAMES`)
 ends with one line and exit status 2 (argparse, as ``jaxgames.hex.play``).
 
 The logic is importable: :class:`Session` takes any iterable of input lines and writes to any
-text stream; :func:`main` is the thin command line around it.
+text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
+the end of input, Ctrl-C) is :class:`jaxgames.terminal.PlaySession`; here is what is hold'em's:
+the table, the actions and their names, the hands and the running totals.
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import secrets
 import sys
-from typing import Iterable, Iterator, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -36,13 +37,11 @@ from jaxgames.holdem import betting, bots, hand_eval
 from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
-from jaxgames.terminal import TerminalIO, stdin_lines
+from jaxgames.terminal import PlaySession, exit_status, run_cli, seed_or_random
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
 COMPUTER = 1 - HUMAN
-_QUIT = ("quit", "exit", "q")
-_HELP = ("help", "h", "?")
 #: what a person may type for each action (besides its number)
 ALIASES = {
     betting.FOLD: ("fold", "f"),
@@ -105,12 +104,6 @@ def _table(env: Holdem):
     return deal, jax.jit(env.step), jax.jit(hand_eval.evaluate)
 
 
-@functools.lru_cache(maxsize=None)
-def _opponent(env: Holdem, name: str):
-    bot = bots.make_bot(env, name)
-    return bot, jax.jit(bot.policy)
-
-
 def parse_action(text: str) -> int | None:
     """The action a person typed (a number 0-8 or a name of :data:`ALIASES`), or None."""
     word = text.strip().lower()
@@ -119,24 +112,24 @@ def parse_action(text: str) -> int | None:
     return _BY_NAME.get(word)
 
 
-class Session(TerminalIO):
+class Session(PlaySession):
     """A sequence of hands between a person (typed lines) and a bot, written to ``output``."""
+
+    HELP = HELP
+    STOPS = "session"
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False):
         if settings.opponent not in bots.BOT_NAMES:
             raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {', '.join(bots.BOT_NAMES)}")
-        self.settings = settings
-        self.out = output
-        self.echo = echo
+        super().__init__(settings, output, echo=echo)
         self.env = _env(settings.stack, settings.small_blind, settings.big_blind)
         self._deal, self._step, self._evaluate = _table(self.env)
-        self.bot, self._policy = _opponent(self.env, settings.opponent)
+        self.opponent = bots.make_bot(self.env, settings.opponent)
+        self.human = HUMAN
         key = jax.random.key(settings.seed)
         self._deal_key, self._bot_key = jax.random.split(key)
         self.results: list[float] = []
         self.state = None
-
-
 
     # -- the table ----------------------------------------------------------------------------------
 
@@ -188,10 +181,33 @@ class Session(TerminalIO):
             board = np.asarray(self.state.deck)[4:4 + BOARD_VISIBLE[new]]
             self._say(f"--- {STREET_NAMES[new]}: {cards_text(board)} ---")
 
-    def _computer_move(self) -> None:
+    def computer_move(self) -> None:
         key = jax.random.fold_in(self._bot_key, 1000 * len(self.results) + int(self.state.step_count))
-        action = int(self._policy(None, self.state, key))
-        self._say(f"Computer ({self.bot.name}): {action_text(self.state, action)}")
+        action = self.computer_action(key)
+        self._say(f"Computer ({self.opponent.name}): {action_text(self.state, action)}")
+        self._apply(action)
+
+    def turn_starts(self) -> None:
+        self._say()
+        self._say(render_text(self.state, HUMAN))
+        self._say("Your options: " + self.options_text())
+
+    def prompt(self) -> str:
+        return f"Hand {len(self.results) + 1}, you > "
+
+    def parse(self, line: str) -> tuple[str, Any]:
+        """``("move", action)``, or ``("bad", message)`` for a line that is not an action or
+        an action not legal now (the message says why, and what is)."""
+        action = parse_action(line)
+        if action is None:
+            return "bad", (f"{line.strip()!r} is not an action: type a number or a name from "
+                           f"your options ({', '.join(str(a) for a in self.legal_actions())}), or help.")
+        if action not in self.legal_actions():
+            return "bad", self.why_not(action) + " Your options: " + self.options_text()
+        return "move", action
+
+    def move(self, action: int) -> None:
+        self._say(f"You: {action_text(self.state, action)}")
         self._apply(action)
 
     def _hand_over(self) -> None:
@@ -216,65 +232,23 @@ class Session(TerminalIO):
                   f"{total:+,.0f} chips, {total / bb:+,.1f} bb, "
                   f"{1000 * total / bb / len(self.results):+,.0f} mbb/hand.")
 
-    def run(self, input_lines: Iterable[str]) -> Result:
-        """Play hands until ``settings.hands``, ``quit`` or the end of ``input_lines``."""
-        lines = iter(input_lines)
-        ended_by = "hands"
+    def start(self) -> None:
         s = self.settings
-        self._say(f"Heads-up no-limit hold'em against the {self.bot.name} bot (seed {s.seed}): stacks "
+        self._say(f"Heads-up no-limit hold'em against the {self.opponent.name} bot (seed {s.seed}): stacks "
                   f"{s.stack:,}, blinds {s.small_blind:,}/{s.big_blind:,}. You are seat 0. "
                   f"Type an action's number or name, help, or quit.")
-        try:
-            while s.hands is None or len(self.results) < s.hands:
-                self._new_hand()
-                stop = self._play_hand(lines)
-                if stop:
-                    ended_by = stop
-                    break
-                self._hand_over()
-        except KeyboardInterrupt:
-            ended_by = "interrupt"
-            self._say()
-            self._say("Interrupted.")
-        return self._finish(ended_by)
 
-    def _play_hand(self, lines: Iterator[str]) -> str | None:
-        """Play the current hand to its end; "quit" or "eof" if the person stopped."""
-        while not bool(self.state.terminated):
-            if int(self.state.current_player) == COMPUTER:
-                self._computer_move()
-                continue
-            self._say()
-            self._say(render_text(self.state, HUMAN))
-            self._say("Your options: " + self.options_text())
-            while True:
-                line = self._read(lines, f"Hand {len(self.results) + 1}, you > ")
-                if line is None:
-                    self._say("End of input: the session stops here.")
-                    return "eof"
-                word = line.strip().lower()
-                if not word:
-                    continue
-                if word in _QUIT:
-                    self._say("You quit: the session stops here.")
-                    return "quit"
-                if word in _HELP:
-                    self._say(HELP)
-                    continue
-                action = parse_action(word)
-                if action is None:
-                    self._say(f"{line.strip()!r} is not an action: type a number or a name from "
-                              f"your options ({', '.join(str(a) for a in self.legal_actions())}), or help.")
-                    continue
-                if action not in self.legal_actions():
-                    self._say(self.why_not(action) + " Your options: " + self.options_text())
-                    continue
-                self._say(f"You: {action_text(self.state, action)}")
-                self._apply(action)
-                break
-        return None
+    def play(self, lines: Iterator[str]) -> str:
+        """Hands until ``settings.hands`` ("hands"), or "quit" or "eof" if the person stopped."""
+        while self.settings.hands is None or len(self.results) < self.settings.hands:
+            self._new_hand()
+            stopped = self.play_moves(lines)
+            if stopped:
+                return stopped
+            self._hand_over()
+        return "hands"
 
-    def _finish(self, ended_by: str) -> Result:
+    def finish(self, ended_by: str) -> Result:
         n = len(self.results)
         bb = self.settings.big_blind
         total = sum(self.results)
@@ -285,7 +259,7 @@ class Session(TerminalIO):
         else:
             self._say("Session over: no hand finished.")
         return Result(hands=n, results=tuple(self.results), ended_by=ended_by,
-                      exit_code=130 if ended_by == "interrupt" else 0)
+                      exit_code=exit_status(ended_by))
 
 
 def play(input_lines: Iterable[str], output: TextIO = sys.stdout, *, echo: bool = False, **settings) -> Result:
@@ -323,14 +297,13 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         Holdem(stack=args.stack, small_blind=args.small_blind, big_blind=args.big_blind)
     except ValueError as err:
         parser.error(str(err))
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    seed = seed_or_random(args.seed)
     return Settings(opponent=args.opponent, hands=args.hands, seed=seed, stack=args.stack,
                     small_blind=args.small_blind, big_blind=args.big_blind)
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = parse_args(argv)
-    return Session(settings, sys.stdout, echo=not sys.stdin.isatty()).run(stdin_lines()).exit_code
+    return run_cli(PROG, Session, parse_args(argv))
 
 
 if __name__ == "__main__":

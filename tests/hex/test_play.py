@@ -285,10 +285,3 @@ def test_uct_defaults_without_board_size_and_simulations():
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(hp.main, argv, message)
-
-
-def test_format_seconds():
-    assert hp.format_seconds(0.042) == "0.04 s"
-    assert hp.format_seconds(4.21) == "4.2 s"
-    assert hp.format_seconds(62.5) == "1:02.5"
-    assert hp.format_seconds(3723) == "1:02:03"

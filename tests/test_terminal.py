@@ -1,0 +1,132 @@
+"""The loop every terminal game shares (jaxgames.terminal.PlaySession), on a toy game.
+
+The toy is a race to a total: the person and the computer take turns adding 1 or 2, and who
+reaches the target ends the game. Its computer always adds 1 (a one-line policy, compiled in a
+moment), so the loop itself is what is tested: the turn order, quit, help, empty
+lines, a bad line's message, a game's own command, the end of input, Ctrl-C, and the command
+line's one-line exit 2. The games' own play tests drive the same loop through their sessions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import sys
+from typing import NamedTuple
+
+import numpy as np
+
+from jaxgames.player import Player
+from jaxgames.terminal import OpponentUnavailable, PlaySession, format_seconds, run_cli
+
+
+class Race(NamedTuple):
+    """A position: the total so far and whose turn it is (0: the person, 1: the computer)."""
+
+    total: int = 0
+    current_player: int = 0
+    target: int = 5
+
+    @property
+    def terminated(self) -> bool:
+        return self.total >= self.target
+
+    @property
+    def legal_action_mask(self) -> np.ndarray:
+        return np.array([False, True, True])     # add 1 or add 2
+
+
+class RaceSession(PlaySession):
+    HELP = "Type 1 or 2."
+    ENDED = "reached"
+
+    def __init__(self, settings, output, *, echo=False):
+        super().__init__(settings, output, echo=echo)
+        self.state = Race(target=settings)
+        self.human = 0
+        self.opponent = Player("adds one", lambda params, state, key: 1)
+
+    def start(self):
+        self._say("Race to the target.")
+
+    def turn_starts(self):
+        self._say(f"Total {self.state.total}.")
+
+    def prompt(self):
+        return "> "
+
+    def parse(self, line):
+        word = line.strip()
+        if word == "total":
+            return "total", None
+        if word not in ("1", "2"):
+            return "bad", f"{word!r} is not 1 or 2."
+        return "move", int(word)
+
+    def move(self, n):
+        self.state = self.state._replace(total=self.state.total + n, current_player=1)
+
+    def command(self, kind, value):
+        if kind != "total":
+            return super().command(kind, value)
+        self._say(f"The total is {self.state.total}.")
+
+    def computer_move(self):
+        n = self.computer_action(None)
+        self._say(f"Computer adds {n}.")
+        self.state = self.state._replace(total=self.state.total + n, current_player=0)
+
+    def finish(self, ended_by):
+        self._say(f"Ended: {ended_by}.")
+        return dataclasses.make_dataclass("Result", ["ended_by", "exit_code"])(ended_by, 0)
+
+
+def race(lines, target=5):
+    out = io.StringIO()
+    result = RaceSession(target, out, echo=True).run(lines)
+    return result.ended_by, out.getvalue()
+
+
+def test_turns_to_the_end():
+    ended_by, text = race(["2", "2"])        # 2, the computer 3, 5
+    assert ended_by == "reached"
+    assert text.count("Computer adds 1.") == 1 and text.endswith("Ended: reached.\n")
+    assert "Race to the target." in text.splitlines()[0]
+
+
+def test_help_empty_bad_and_a_command_keep_the_turn():
+    ended_by, text = race(["help", "   ", "three", "total", "2", "quit"])
+    assert ended_by == "quit"
+    assert "Type 1 or 2." in text and "'three' is not 1 or 2." in text and "The total is 0." in text
+    assert text.count("Total 0.") == 1                 # the turn began once, before the move
+    assert "You quit: the game stops here." in text
+
+
+def test_end_of_input_and_interrupt():
+    ended_by, text = race(["1"])
+    assert ended_by == "eof" and "End of input: the game stops here." in text
+
+    def interrupted():
+        yield "1"
+        raise KeyboardInterrupt
+
+    ended_by, text = race(interrupted())
+    assert ended_by == "interrupt" and "Interrupted: the game stops here." in text
+
+
+def test_an_unusable_opponent_is_one_line_and_exit_2(monkeypatch, capsys):
+    def refuse(settings, output, *, echo=False):
+        raise OpponentUnavailable("no such opponent")
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert run_cli("race", refuse, None) == 2
+    assert capsys.readouterr().err.splitlines() == ["race: error: no such opponent"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+    assert run_cli("race", RaceSession, 5) == 0
+
+
+def test_format_seconds():
+    assert format_seconds(0.042) == "0.04 s"
+    assert format_seconds(4.21) == "4.2 s"
+    assert format_seconds(62.5) == "1:02.5"
+    assert format_seconds(3723) == "1:02:03"
