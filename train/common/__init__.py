@@ -13,9 +13,10 @@ from train.common.driver import (
     make_chunk,
     run,
 )
-from train.common.errors import UserError, exit_on_user_error
 from train.common.distributed import (PEER_LOST_STATUS, DistributedError, init_distributed,
                                       is_multiprocess, is_primary, to_host)
+from train.common.errors import UserError
+from train.common.exits import exit_on_user_error
 from train.common.mesh import (batch_mesh, check_divisible, one_cpu_device_per_core, replicate, shard_batch,
                                to_global)
 from train.common.rundir import RunDir, RunDirError, markdown_table
