@@ -34,6 +34,7 @@ import time
 
 import jax
 
+from jaxgames import checkpoints
 from train.common.launcher import cpu_devices_env
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -79,8 +80,7 @@ def run_killed_and_resumed(game: str, args: list, runs: pathlib.Path,
     with open(log, "w") as err:
         launcher = subprocess.Popen(launch_cmd(game, args, runs), cwd=REPO, stdout=subprocess.DEVNULL,
                                     stderr=err, env=dict(os.environ, PYTHONPATH=str(REPO)))
-        checkpoints = folder / "checkpoints"
-        while not (checkpoints.is_dir() and any(p.name.isdigit() for p in checkpoints.iterdir())):
+        while not checkpoints.step_numbers(folder / checkpoints.LATEST):
             if launcher.poll() is not None:
                 raise SystemExit(f"the run ended before its first checkpoint: {log.read_text()[-2000:]}")
             time.sleep(0.02)

@@ -4,7 +4,7 @@
     agent = load_agent("runs/hex/quick-seed0")          # or: env, policy, params = load_agent(...)
     action = agent.act(state)                           # int: the agent's move in ``state``
 
-What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rundir.py`` write):
+What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
 
 - ``config.json``: ``board_size``, ``network`` (source or resnet; a resnet's
   ``resnet_blocks`` and ``resnet_channels``, the defaults where a config has none), ``search``
@@ -15,12 +15,10 @@ What it reads (the layout ``train/common/checkpoint.py`` and ``train/common/rund
 - the parameters: ``best/<step>/`` (the parameters at the best win rate against UCT, the
   latest round of equals; the pytree saved there is the parameters only), or, when ``best/``
   holds none (a run stopped before its first evaluation was saved), the newest
-  ``checkpoints/<step>/`` (the whole training carry, of which only the network's ``params``
-  are read). Each is an orbax checkpoint: ``state/`` (``{"carry": tree, "key": ...}``) and
-  ``meta/`` (JSON with the format version, the step and the config). The parameters are
-  restored into the tree of ``jaxgames.hex.network.make(board_size, kind=network).init``
-  (``jax.eval_shape``), so a checkpoint that does not fit the network the config describes is
-  refused, not misread.
+  ``checkpoints/<step>/`` (the whole training carry, of which only the network's parameters
+  are read). The parameters are restored into the tree of
+  ``jaxgames.hex.network.make(board_size, kind=network).init`` (``jax.eval_shape``), so a
+  checkpoint that does not fit the network the config describes is refused, not misread.
 
 The policy is ``jaxgames.search.mcts.mcts_policy`` on the run's network with the run's search
 (no root noise; the most visited move): an arena policy ``policy(params, state, key) ->
@@ -34,17 +32,13 @@ does not fit the config's network. Library code: nothing here imports the traini
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import json
-import logging
 import pathlib
-import sys
 from typing import Any, Callable, Iterator
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
@@ -53,8 +47,6 @@ from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
 from jaxgames.player import Player
 from jaxgames.search import mcts, symmetry
 
-#: the checkpoint format ``train/common/checkpoint.py`` writes (its FORMAT_VERSION)
-FORMAT_VERSION = 1
 NETWORKS = ("source", "resnet")
 #: the fields of config.json the agent needs (a Hex run's config has them all)
 _HEX_FIELDS = ("board_size", "network", "search", "simulations")
@@ -121,8 +113,7 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
     shape = f" ({sizes['blocks']} blocks, {sizes['channels']} channels)" if sizes else ""
     where = (f"the {settings['board_size']}x{settings['board_size']} {settings['network']} "
              f"network{shape} of {run / 'config.json'}")
-    step_dir = find_checkpoint(run)
-    params = _restore_params(step_dir, abstract, where, settings["board_size"])
+    step_dir, params = _read_params(run, abstract, where, settings["board_size"])
     average = ", network averaged over the half turn" if settings["symmetric"] else ""
     name = (f"agent {run.name} (update {int(step_dir.name)}, {settings['simulations']} "
             f"{settings['search']} simulations{average})")
@@ -192,26 +183,6 @@ def read_config(run: pathlib.Path) -> dict:
             "sizes": tuple(sorted(sizes.items())), "symmetric": symmetric}
 
 
-def find_checkpoint(run: pathlib.Path) -> pathlib.Path:
-    """The step folder the agent is read from: the newest in ``best/``, else the newest in
-    ``checkpoints/``. Folders of saves cut short (orbax's ``*.orbax-checkpoint-tmp*``) and
-    ``damaged-*`` folders set aside by training are not steps and are skipped."""
-    run = pathlib.Path(run)
-    for sub in ("best", "checkpoints"):
-        steps = _steps(run / sub)
-        if steps:
-            return run / sub / str(max(steps))
-    raise AgentError(f"{run} holds no checkpoint: neither best/ nor checkpoints/ has a saved "
-                     f"step (the run stopped before its first round ended); train it further "
-                     f"(python -m train.hex --resume --run-name {run.name}) or give another run")
-
-
-def _steps(folder: pathlib.Path) -> list[int]:
-    if not folder.is_dir() or not _listable(folder):
-        return []
-    return [int(p.name) for p in folder.iterdir() if p.name.isdigit() and p.is_dir()]
-
-
 def _listable(folder: pathlib.Path) -> bool:
     try:
         next(iter(folder.iterdir()), None)
@@ -223,155 +194,28 @@ def _listable(folder: pathlib.Path) -> bool:
 # -- reading the checkpoint ----------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _quiet_orbax():
-    """orbax logs (absl) a warning for every step folder opened by itself, not through the
-    CheckpointManager that wrote it: not news to a person loading an agent."""
-    logger = logging.getLogger("absl")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+def _read_params(run: pathlib.Path, abstract: Any, where: str, board_size: int) -> tuple[pathlib.Path, Any]:
+    """The step folder the agent is read from (the newest of ``best/``, else of
+    ``checkpoints/``) and the parameters in it, in the tree of ``abstract``."""
+    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
+
     try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _restore_params(step_dir: pathlib.Path, abstract: Any, where: str, board_size: int) -> Any:
-    import orbax.checkpoint as ocp  # imported here: only loading an agent needs it
-
-    _drop_stragglers()
-    with _quiet_orbax():
-        meta = _read_meta(ocp, step_dir)
-        saved = meta.get("config")
+        step_dir = checkpoints.find_step(run)
+    except checkpoints.CheckpointError as e:
+        raise AgentError(f"{e} (the run stopped before its first round ended); train it further "
+                         f"(python -m train.hex --resume --run-name {run.name}) or give another run") from None
+    try:
+        saved = checkpoints.read_meta(step_dir).get("config")
         saved_n = saved.get("board_size") if isinstance(saved, dict) else None
         if saved_n is not None and saved_n != board_size:
             raise AgentError(f"checkpoint {step_dir} was saved by a {saved_n}x{saved_n} run, but "
                              f"config.json says board_size {board_size}: the folder's files do "
                              f"not belong together")
-        state_dir = step_dir / "state"
-        try:
-            tree = getattr(ocp.PyTreeCheckpointer().metadata(state_dir).item_metadata, "tree", None)
-        except Exception as e:  # orbax raises many types for unreadable files
-            raise _unreadable(step_dir, e) from None
-        if not isinstance(tree, dict) or "carry" not in tree:  # orbax gives None when it failed
-            raise AgentError(f"checkpoint {step_dir} is unreadable: its files are damaged or "
-                             f"incomplete (" + ("orbax cannot read the arrays' metadata" if tree
-                                                is None else "the saved tree holds no 'carry'")
-                             + f" in {state_dir})")
-        path = _params_path(tree["carry"], abstract)
-        if path is None:
-            raise AgentError(f"checkpoint {step_dir} holds no parameters that fit {where}"
-                             f"{_mismatch(tree['carry'], abstract)}")
-        item = abstract
-        for k in reversed(("carry",) + path):
-            item = {k: item}
-        restore_args = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), item)
-        try:
-            restored = ocp.PyTreeCheckpointer().restore(
-                state_dir, args=ocp.args.PyTreeRestore(item=item, restore_args=restore_args,
-                                                       partial_restore=True))
-        except Exception as e:
-            raise _unreadable(step_dir, e) from None
-    params = restored["carry"]
-    for k in path:
-        params = params[k]
-    if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(abstract):
-        raise AgentError(f"checkpoint {step_dir} holds parameters that do not fit {where}")
-    for got, want in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(abstract)):
-        # (a partial restore hands back the placeholder of a leaf it did not find)
-        if not isinstance(got, np.ndarray) or got.shape != want.shape:
-            raise AgentError(f"checkpoint {step_dir} holds parameters that do not fit {where}")
-        if not np.all(np.isfinite(got)):
-            raise AgentError(f"checkpoint {step_dir} holds non-finite parameters (NaN or inf): "
-                             f"the file is damaged or the training diverged")
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, s.dtype), params, abstract)
-
-
-def _read_meta(ocp, step_dir: pathlib.Path) -> dict:
-    try:
-        meta = ocp.Checkpointer(ocp.JsonCheckpointHandler()).restore(step_dir / "meta")
-        if not isinstance(meta, dict):
-            raise ValueError("the metadata is not a JSON object")
-    except Exception as e:
-        raise _unreadable(step_dir, e, what="the metadata of checkpoint") from None
-    version = meta.get("format_version")
-    if version != FORMAT_VERSION:
-        raise AgentError(f"checkpoint {step_dir} has format version {version}; this code reads "
-                         f"{FORMAT_VERSION}: load it with the jaxgames version that wrote it")
-    return meta
-
-
-def _params_path(carry: Any, abstract: Any) -> tuple | None:
-    """Where in the saved carry the network's parameters are: ``()`` when the carry is the
-    parameters (``best/``), else the shallowest node named ``average`` or ``params`` whose
-    tree, shapes and dtypes are the network's (``checkpoints/``: the learner's model, not the
-    optimizer's copies of their shape, nor the pool's stacked ones). ``average`` comes first:
-    it is the model that plays (the SGD iterate ``params`` itself unless ``average_decay``);
-    checkpoints written before it joined the carry hold ``params`` alone."""
-    if _fits(carry, abstract):
-        return ()
-    found = []
-
-    def walk(node, path):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k in ("average", "params") and _fits(v, abstract):
-                    found.append(path + (k,))
-                walk(v, path + (k,))
-
-    walk(carry, ())
-    return min(found, key=lambda p: (len(p), p[-1] != "average")) if found else None
-
-
-def _fits(node: Any, abstract: Any) -> bool:
-    try:
-        leaves, treedef = jax.tree_util.tree_flatten(node)
-    except Exception:
-        return False
-    want, want_def = jax.tree_util.tree_flatten(abstract)
-    if treedef != want_def:
-        return False
-    return all(tuple(getattr(a, "shape", ())) == b.shape and np.dtype(getattr(a, "dtype", None)) == b.dtype
-               for a, b in zip(leaves, want))
-
-
-def _mismatch(carry: Any, abstract: Any) -> str:
-    """``: <leaf> has shape ... (... expected)`` for the first differing leaf of a carry that
-    has the network's tree but other shapes (e.g. another board size); else ''."""
-    if not isinstance(carry, dict):
-        return ""
-    got = dict(jax.tree_util.tree_flatten_with_path(carry)[0])
-    for path, want in jax.tree_util.tree_flatten_with_path(abstract)[0]:
-        have = got.get(path)
-        if have is not None and tuple(getattr(have, "shape", ())) != want.shape:
-            name = "/".join(str(getattr(p, "key", p)) for p in path)
-            return f": {name} has shape {tuple(have.shape)} in the checkpoint, {want.shape} in the network"
-    return ""
-
-
-def _unreadable(step_dir: pathlib.Path, e: BaseException, what: str = "checkpoint") -> AgentError:
-    return AgentError(f"{what} {step_dir} is unreadable: its files are damaged or incomplete "
-                      f"({type(e).__name__}: {_one_line(e)})")
-
-
-def _drop_stragglers() -> None:
-    """When orbax fails to read damaged files, the reads it still has in flight finish on an
-    event loop it has closed, and each reports ``RuntimeError: Event loop is closed`` through
-    ``sys.unraisablehook`` (a traceback on stderr, at any later time): noise around the clear
-    error raised here. Installed before orbax is called; drops exactly those reports and passes
-    every other one on."""
-    if getattr(sys.unraisablehook, "_jaxgames_agent", False):
-        return
-    previous = sys.unraisablehook
-
-    def hook(unraisable):
-        e = unraisable.exc_value
-        if isinstance(e, RuntimeError) and str(e) == "Event loop is closed":
-            return
-        previous(unraisable)
-
-    hook._jaxgames_agent = True
-    sys.unraisablehook = hook
+        return step_dir, checkpoints.read_params(step_dir, abstract, fits=where)
+    except checkpoints.OtherFormatError as e:
+        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
+    except checkpoints.CheckpointError as e:
+        raise AgentError(str(e)) from None
 
 
 def _one_line(e: BaseException, limit: int = 200) -> str:
@@ -406,5 +250,4 @@ def _build(board_size: int, network: str, search: str, simulations: int,
     return env, net, policy, jax.jit(policy)
 
 
-__all__ = ["Agent", "AgentError", "FORMAT_VERSION", "agent_apply", "find_checkpoint", "load_agent",
-           "read_config"]
+__all__ = ["Agent", "AgentError", "agent_apply", "load_agent", "read_config"]

@@ -134,19 +134,6 @@ def test_without_best_the_newest_checkpoint_is_read(copy):
     leaves_equal(agent.params, raw["carry"]["az"]["average"])
 
 
-def test_in_a_training_carry_the_model_is_the_average_else_params():
-    """The agent is the model that played (``average``), not the SGD iterate beside it;
-    checkpoints from before ``average`` joined the carry hold ``params`` alone."""
-    from jaxgames.hex.agent import _params_path
-
-    abstract = jax.eval_shape(network.make(N).init, jax.random.key(0))
-    p = jax.tree_util.tree_map(lambda a: np.zeros(a.shape, a.dtype), abstract)
-    carry = {"az": {"params": p, "average": p, "opt_state": [{"mu": p}], "pool": {"params": p}}}
-    assert _params_path(carry, abstract) == ("az", "average")
-    del carry["az"]["average"]
-    assert _params_path(carry, abstract) == ("az", "params")
-
-
 # -- the policy ---------------------------------------------------------------------------------
 
 
@@ -312,11 +299,6 @@ def test_a_resnet_size_that_does_not_fit_is_refused(copy):
     _edit_config(resnet_blocks=-1)(folder)
     with pytest.raises(AgentError, match=r"config\.json: resnet_blocks must be an integer >= 0, got -1"):
         load_agent(folder)
-
-
-def test_format_version_is_the_trainings():
-    from train.common.checkpoint import FORMAT_VERSION
-    assert agent_lib.FORMAT_VERSION == FORMAT_VERSION
 
 
 # -- the command line ---------------------------------------------------------------------------

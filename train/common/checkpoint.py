@@ -1,5 +1,8 @@
-"""Checkpoints through orbax: a pytree (the training carry, or only the parameters for ``best/``),
-the update step, the PRNG key, the config and a format version. No pickle.
+"""The checkpoint manager of a run: rotation (the newest ``keep``), the best checkpoint, and
+surviving damage. What it writes (a pytree: the training carry, or only the parameters for
+``best/``; the update step, the PRNG key, the config and a format version; no pickle) is
+defined in :mod:`jaxgames.checkpoints`, the one module that knows the format: trained players
+read through it.
 
 Damage is survived where it can be, and said on stderr (``docs/runs.md``):
 
@@ -30,64 +33,30 @@ import sys
 from typing import Any
 
 import jax
-import numpy as np
 import orbax.checkpoint as ocp
 
+from jaxgames import checkpoints
 from train.common import distributed
 from train.common.errors import UserError
 from train.common.mesh import to_global
 
-FORMAT_VERSION = 1
-TMP_MARK = ".orbax-checkpoint-tmp"
-DAMAGED_PREFIX = "damaged-"
-_META_KEYS = ("format_version", "step", "config")
+__all__ = ["CheckpointError", "Checkpointer"]
 
 
-class CheckpointError(UserError, RuntimeError):
-    """A checkpoint that is missing, unreadable or of another format version."""
+class CheckpointError(UserError, checkpoints.CheckpointError):
+    """A checkpoint that is missing, unreadable or of another format version (a
+    :class:`UserError`: the CLI says it on one line)."""
 
 
 class _OtherFormat(CheckpointError):
     """Readable, but written by another format version: never moved aside."""
 
 
-def _one_line(e: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
-def _leaf_names(tree: Any) -> dict[tuple[str, ...], Any]:
-    """``{path as names: leaf}`` of a pytree whose leaves have a shape; a dataclass field and a
-    dict key of the same name give the same path (orbax stores dataclasses as dicts)."""
-    def name(k):
-        for attr in ("key", "name", "idx"):
-            if hasattr(k, attr):
-                return str(getattr(k, attr))
-        return str(k)
-    leaves = jax.tree_util.tree_leaves_with_path(tree, is_leaf=lambda x: hasattr(x, "shape"))
-    return {tuple(name(k) for k in path): leaf for path, leaf in leaves}
-
-
-def _check_shapes(where: pathlib.Path, abstract: Any) -> None:
-    """Raise :class:`CheckpointError` naming the first array whose stored shape or dtype
-    differs from ``abstract``'s (e.g. a pool sized by another number of rounds), read from the
-    checkpoint's metadata before any array is. A restore that fails partway leaves orbax's
-    pending reads behind, whose tracebacks then flood stderr at exit. Metadata that cannot be
-    read, or paths that do not line up, are left to the restore itself to judge."""
-    try:
-        stored = ocp.StandardCheckpointHandler().metadata(where / "state")
-        stored = _leaf_names(getattr(stored, "item_metadata", stored))
-    except Exception:  # orbax raises many types for unreadable files
-        return
-    for path, want in _leaf_names(abstract).items():
-        have = stored.get(path)
-        if have is None:
-            continue
-        if tuple(have.shape) != tuple(want.shape) or np.dtype(have.dtype) != np.dtype(want.dtype):
-            raise CheckpointError(
-                f"checkpoint {where} does not match this configuration: {'/'.join(path)} is "
-                f"{np.dtype(have.dtype).name}{list(have.shape)} there and "
-                f"{np.dtype(want.dtype).name}{list(want.shape)} here")
+def _for_the_user(e: checkpoints.CheckpointError) -> CheckpointError:
+    """The format's error as this manager's (another format version with what to do)."""
+    if isinstance(e, checkpoints.OtherFormatError):
+        return _OtherFormat(f"{e}: resume it with the version that wrote it, or start another --run-name")
+    return CheckpointError(str(e))
 
 
 def _warn(message: str) -> None:
@@ -100,7 +69,7 @@ class Checkpointer:
         self.directory = pathlib.Path(directory).absolute()
         self._closed = False
         if self.directory.is_dir() and distributed.is_primary():
-            for stale in sorted(self.directory.glob(f"*{TMP_MARK}*")):
+            for stale in sorted(self.directory.glob(f"*{checkpoints.TMP_MARK}*")):
                 _warn(f"removing {stale}: a checkpoint save that was cut short")
                 shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
         distributed.barrier(f"checkpointer-open {self.directory}")
@@ -113,13 +82,8 @@ class Checkpointer:
              extra: dict | None = None) -> None:
         """Save ``tree`` (any pytree of arrays) with ``key`` at ``step``; ``extra`` (a flat dict
         of numbers, e.g. the score of a best checkpoint) is kept in the JSON metadata."""
-        meta = {"format_version": FORMAT_VERSION, "step": int(step),
-                "config": json.loads(config_json), **(extra or {})}
-        state = {"carry": to_global(tree), "key": np.asarray(jax.random.key_data(key))}
-        self._manager.save(
-            int(step),
-            args=ocp.args.Composite(state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)),
-        )
+        state = checkpoints.state_tree(to_global(tree), key)
+        self._manager.save(int(step), args=checkpoints.save_args(state, step, json.loads(config_json), extra))
         self._manager.wait_until_finished()
 
     def _step_dir(self, step: int) -> pathlib.Path:
@@ -127,15 +91,14 @@ class Checkpointer:
 
     def _meta(self, step: int) -> dict:
         try:
-            meta = self._manager.restore(
-                step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
-            if not isinstance(meta, dict):
-                raise ValueError("the metadata is not a JSON object")
+            meta = self._manager.restore(step, args=checkpoints.meta_args())["meta"]
         except Exception as e:  # orbax raises many types for unreadable files
-            raise CheckpointError(
-                f"the metadata of checkpoint {self._step_dir(step)} is unreadable "
-                f"({type(e).__name__}: {_one_line(e)})") from e
-        return meta
+            raise _for_the_user(checkpoints.unreadable(
+                self._step_dir(step), e, what="the metadata of checkpoint")) from e
+        try:
+            return checkpoints.check_meta(meta, self._step_dir(step))
+        except checkpoints.CheckpointError as e:
+            raise _for_the_user(e) from None
 
     def best_value(self, *, strict: bool = False) -> float:
         """The ``extra`` metric saved with the latest checkpoint (for a best-only manager);
@@ -147,7 +110,7 @@ class Checkpointer:
             return -float("inf")
         try:
             meta = self._meta(step)
-            return max((float(v) for k, v in meta.items() if k not in _META_KEYS),
+            return max((float(v) for k, v in meta.items() if k not in checkpoints.META_KEYS),
                        default=-float("inf"))
         except (CheckpointError, TypeError, ValueError) as e:
             err = e if isinstance(e, CheckpointError) else CheckpointError(
@@ -175,7 +138,7 @@ class Checkpointer:
         if not steps:
             raise CheckpointError(
                 f"no checkpoint in {self.directory}: the run never saved one")
-        like = {"carry": like_tree, "key": np.asarray(jax.random.key_data(like_key))}
+        like = checkpoints.state_tree(like_tree, like_key)
         abstract = to_global(jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, like))
         if step is not None:
             if step not in steps:
@@ -218,33 +181,20 @@ class Checkpointer:
 
     def _restore_step(self, step: int, abstract: Any) -> tuple[int, Any, jax.Array, dict]:
         where = self._step_dir(step)
-        _check_shapes(where, abstract)
         try:
-            restored = self._manager.restore(
-                step,
-                args=ocp.args.Composite(
-                    state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()),
-            )
-        except Exception as e:  # orbax raises many types for unreadable files
-            raise CheckpointError(
-                f"checkpoint {where} is unreadable or does not match this configuration "
-                f"({type(e).__name__}: {_one_line(e)})") from e
-        meta = restored["meta"]
-        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-            version = meta.get("format_version") if isinstance(meta, dict) else None
-            raise _OtherFormat(
-                f"checkpoint {where} has format version {version}, this code reads "
-                f"{FORMAT_VERSION}: resume it with the version that wrote it, or start another "
-                f"--run-name")
-        key = jax.random.wrap_key_data(np.asarray(restored["state"]["key"]))
-        return step, restored["state"]["carry"], key, meta
+            checkpoints.check_shapes(where, abstract)
+            try:
+                restored = self._manager.restore(step, args=checkpoints.restore_args(abstract))
+            except Exception as e:  # orbax raises many types for unreadable files
+                raise checkpoints.unreadable(where, e, why="its files are damaged, or it does not "
+                                                           "match this configuration") from e
+            carry, key, meta = checkpoints.unpack(restored, where)
+        except checkpoints.CheckpointError as e:
+            raise _for_the_user(e) from e
+        return step, carry, key, meta
 
     def _move_aside(self, step: int) -> pathlib.Path:
-        target = self.directory / f"{DAMAGED_PREFIX}{step}"
-        n = 1
-        while target.exists():
-            n += 1
-            target = self.directory / f"{DAMAGED_PREFIX}{step}-{n}"
+        target = checkpoints.aside_path(self.directory, step)
         self._step_dir(step).rename(target)
         return target
 

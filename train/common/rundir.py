@@ -32,7 +32,9 @@ import tempfile
 import sys
 from typing import Any, Mapping
 
+from jaxgames.checkpoints import BEST, LATEST
 from train.common import distributed
+from train.common.checkpoint import Checkpointer
 from train.common.errors import UserError
 
 LOCK_NAME = "run.lock"
@@ -66,7 +68,7 @@ class RunDir:
             raise RunDirError(f"run name must be a plain folder name, got {name!r}")
         self.path = pathlib.Path(root) / game / name
         self.plots = self.path / "plots"
-        self.checkpoints = self.path / "checkpoints"
+        self.checkpoints = self.path / LATEST
         self.resumed = resume
         # In a multi-host run only process 0 writes (and checks, and locks); the others keep
         # the rows in memory and learn process 0's verdict, so that all stop alike.
@@ -271,10 +273,8 @@ class RunDir:
         """The run's checkpointers ``(latest, best or None)``. On resume, metric rows logged
         after the last checkpoint are dropped (the resumed run logs them again); a run killed
         before its first checkpoint has all its rows dropped and starts from the beginning."""
-        from train.common.checkpoint import Checkpointer  # orbax import only when needed
-
         latest = Checkpointer(self.checkpoints, keep=keep)
-        best_ck = Checkpointer(self.path / "best", keep=1) if best else None
+        best_ck = Checkpointer(self.path / BEST, keep=1) if best else None
         self._checkpointers += [c for c in (latest, best_ck) if c is not None]
         if self.resumed:  # None (no checkpoint yet): the driver starts from the beginning
             self.truncate_metrics(latest.latest_step())

@@ -386,12 +386,12 @@ def test_an_error_inside_the_run_folder_closes_its_checkpointers(tmp_path):
 
 
 def test_other_format_version_is_refused_not_set_aside(tmp_path, monkeypatch):
-    from train.common import checkpoint
+    from jaxgames import checkpoints  # the format the Checkpointer writes
     ck = Checkpointer(tmp_path / "ck", keep=3)
     save_steps(ck, (1,))
-    monkeypatch.setattr(checkpoint, "FORMAT_VERSION", 2)
+    monkeypatch.setattr(checkpoints, "FORMAT_VERSION", 2)
     save_steps(ck, (2,))
-    monkeypatch.setattr(checkpoint, "FORMAT_VERSION", 1)
+    monkeypatch.setattr(checkpoints, "FORMAT_VERSION", 1)
     with pytest.raises(CheckpointError, match="format version 2, this code reads 1"):
         ck.restore(LIKE, jax.random.key(0))
     assert step_names(tmp_path / "ck") == ["1", "2"]
