@@ -126,9 +126,9 @@ def main(argv=None) -> None:
           f"{label} network (source, {network.num_params(params):,} parameters), load {load()}")
     cases = [(args.size, args.batch, sims, args.kind, "") for sims in args.simulations]
     if not (args.run or args.no_pipeline):
-        from train.games.hex_config import PRESETS
+        from train.hex import PRESETS
         full = PRESETS["full"]
-        cases.append((full.board_size, full.games_per_update, full.simulations, full.search,
+        cases.append((full.board_size, full.learner.games_per_update, full.simulations, full.search,
                       "  <- train.hex --preset full self-play"))
     for size, batch, sims, kind, note in cases:
         if size != args.size:

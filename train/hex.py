@@ -33,6 +33,9 @@ from train.games import hex as lib
 GAME = lib.GAME
 PROG = "python -m train.hex"
 
+#: train, evaluate and write the run folder (the run lives in train/games/hex.py)
+train = lib.train
+
 
 @dataclasses.dataclass(frozen=True)
 class Config(RunConfig):
@@ -149,7 +152,7 @@ PRESETS = {
 def main(argv: Sequence[str] | None = None) -> dict:
     init_distributed()  # first: the config's checks count every host's devices
     _, config = parse(PRESETS, argv, prog=PROG)
-    summary = lib.train(config)
+    summary = train(config)
     if is_primary():
         print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95",
                                                   "final_elo", "rounds", "self_play_games", "seconds")})

@@ -34,14 +34,14 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> pathlib.Path:
     """A finished ``python -m train.hex`` run on 3x3 (best/ and checkpoints/ written)."""
-    from train.games.hex import train
-    from train.games.hex_config import Config
+    from train.algos.alphazero import AZConfig
+    from train.hex import Config, train
 
     root = tmp_path_factory.mktemp("runs")
-    config = Config(board_size=N, phase1="none", rounds=1, updates_per_round=1, games_per_update=2,
-                    simulations=2, sgd_steps=1, batch_size=4, buffer_size=64, uct_simulations=2,
-                    eval_games=2, final_eval_games=2, elo_games=0, sgf_games=0, runs_dir=str(root), run_name="t",
-                    progress=False)
+    config = Config(board_size=N, phase1="none", rounds=1, updates_per_round=1, simulations=2,
+                    uct_simulations=2, eval_games=2, final_eval_games=2, elo_games=0, sgf_games=0,
+                    runs_dir=str(root), run_name="t", progress=False,
+                    learner=AZConfig(games_per_update=2, sgd_steps=1, batch_size=4, buffer_size=64))
     config.validate()
     assert train(config)
     return root / "hex" / "t"
@@ -131,7 +131,7 @@ def test_without_best_the_newest_checkpoint_is_read(copy):
     assert agent.checkpoint == latest and agent.step == int(latest.name)
     # the learner's model inside the whole training carry, read without any target
     raw = ocp.PyTreeCheckpointer().restore(latest / "state")
-    leaves_equal(agent.params, raw["carry"]["az"]["average"])
+    leaves_equal(agent.params, raw["carry"]["average"])
 
 
 # -- the policy ---------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def test_every_layout_gives_the_rows_of_one_device(runs):
 def test_every_layout_checkpoints_the_carry_of_one_device(runs):
     one = _last_checkpoint(runs, "one")
     paths, one_leaves = zip(*jax.tree_util.tree_flatten_with_path(one)[0])
-    assert one["carry"]["az"]["step"] == 2 and one["carry"]["az"]["pool"]["size"] == 2
+    assert one["carry"]["step"] == 2 and one["carry"]["league"]["size"] == 2
     multi = _last_checkpoint(runs, "multi")
     assert jax.tree_util.tree_structure(multi) == jax.tree_util.tree_structure(one)
     for path, a, b in zip(paths, one_leaves, jax.tree_util.tree_leaves(multi)):

@@ -10,9 +10,9 @@ import pytest
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
-from train.algos import pool as pool_lib
-from train.games.hex import build, decay_rounds, elo_opponent_slots, pool_ratings, score_against_pool
-from train.games.hex_config import PRESETS, Config
+from train.algos import alphazero as az
+from train.games.hex import build, decay_rounds, num_models, score_against
+from train.hex import PRESETS, Config
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
         "--simulations", "4", "--eval-simulations", "4", "--sgd-steps", "2", "--batch-size", "8", "--buffer-size", "64",
@@ -78,14 +78,8 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     (["--learning-rate", "nan"], "learning_rate"),
     (["--simulationz", "4"], "simulationz"),
     (["--elo-opponents", "-1"], "elo_opponents"),
-    (["--pool-size", "-2"], "pool_size"),
-    (["--self-fraction", "1.5"], "self_fraction"),
-    (["--best-k", "-1"], "best_k"),
-    (["--policy-from", "oldest"], "policy_from"),
-    (["--self-play-labels", "mcts"], "self_play_labels"),
     (["--anchor-fraction", "1.5"], "anchor_fraction"),
     (["--phase1-value", "mean"], "phase1_value"),
-    (["--self-play-value", "mean"], "self_play_value"),
     (["--anchor-simulations", "0"], "anchor_simulations"),
     (["--lr-decay-rounds", "-1"], "lr_decay_rounds"),
     (["--network", "resnet", "--resnet-blocks", "-1"], "resnet_blocks must be an integer >= 0"),
@@ -102,12 +96,11 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
 
 def test_the_full_preset_anchors_self_play_and_labels_phase1_values_by_uct():
     from train.common.config import parse
-    from train.games.hex_config import PRESETS
-    full = parse(PRESETS, ["--preset", "full"])[1]
+    full = parse(PRESETS, ["--preset", "full"])[1].learner
     assert (full.anchor_fraction, full.anchor_simulations, full.phase1_value) == (0.25, 1000, "uct")
-    assert parse(PRESETS, ["--preset", "full", "--anchor-fraction", "0"])[1].anchor_fraction == 0
-    quick = parse(PRESETS, [])[1]
-    assert (quick.anchor_fraction, quick.phase1_value) == (0.0, "result")
+    assert parse(PRESETS, ["--preset", "full", "--anchor-fraction", "0"])[1].learner.anchor_fraction == 0
+    quick = parse(PRESETS, [])[1].learner
+    assert (quick.anchor_fraction, quick.phase1_value, quick.average_decay) == (0.0, "result", 0.999)
 
 
 def test_eval_symmetry_is_the_full_presets_and_a_flag():
@@ -130,9 +123,9 @@ def test_the_resnet_is_built_at_the_configured_size():
 
 
 def test_the_cosine_spans_phase1_and_the_decay_rounds():
-    assert decay_rounds(Config(phase1="uct", phase1_rounds=1, rounds=12)) == 13
-    assert decay_rounds(Config(phase1="uct", phase1_rounds=1, rounds=12, lr_decay_rounds=18)) == 19
-    assert decay_rounds(Config(phase1="none", phase1_rounds=1, rounds=12, lr_decay_rounds=18)) == 18
+    assert decay_rounds(Config(phase1="uct", rounds=12)) == 13
+    assert decay_rounds(Config(phase1="uct", rounds=12, lr_decay_rounds=18)) == 19
+    assert decay_rounds(Config(phase1="none", rounds=12, lr_decay_rounds=18)) == 18
     assert decay_rounds(Config(phase1="none", rounds=5)) == 5
 
 
@@ -143,33 +136,25 @@ def test_resume_without_a_run_is_one_line(tmp_path, capsys):
     assert e.value.code == 2 and "no run" in err and len(err.splitlines()) == 1
 
 
-def test_elo_meets_the_most_recent_pool_models():
-    # a full ring buffer of capacity 4 after six models: slot 1 holds generation 5, the newest
-    ids = [4, 5, 2, 3]
-    assert elo_opponent_slots(ids, 4, 2) == [1, 0]
-    assert elo_opponent_slots(ids, 4, 0) == [1, 0, 3, 2]
-    assert elo_opponent_slots([0, 1, -1, -1], 2, 5) == [1, 0]   # fewer than the cap
-
-
-def test_pool_ratings_follow_each_slots_generation():
-    # a full pool that wrapped: slot 0 holds generation 4; generation 3 was never rated
-    ratings = {-1: 0.0, 2: -50.0, 4: 120.5, 5: 30.0}
-    got = pool_ratings(np.array([4, 5, 2, 3, -1]), ratings)
-    assert got.dtype == np.float32
-    assert got.tolist() == [120.5, 30.0, -50.0, pool_lib.UNRATED, pool_lib.UNRATED]
-
-
 def test_self_play_score_counts_the_games_against_pool_models_only():
-    m = {"phase": np.array([1, 2, 2, 2]), "opponent_generation": np.array([-1, -1, 0, 3]),
-         "newest_score": np.array([0.9, 0.0, 0.25, 0.75])}
-    assert score_against_pool(m) == pytest.approx(0.5)   # phase 1 and itself left out
+    m = {"phase": np.array([1, 2, 2, 2, 2]), "opponent_generation": np.array([-1, -1, 0, 3, az.ANCHOR_GENERATION]),
+         "newest_score": np.array([0.9, 0.0, 0.25, 0.75, -1.0])}
+    assert score_against(m, lambda g: g >= 0) == pytest.approx(0.5)   # phase 1, none and the anchor left out
+    assert score_against(m, lambda g: g == az.ANCHOR_GENERATION) == pytest.approx(-1.0)
     m["opponent_generation"][2:] = -1
-    assert score_against_pool(m) is None
+    assert score_against(m, lambda g: g >= 0) is None
 
 
-def test_pool_size_keeps_the_most_recent_models():
-    _, cfg = hex_train.parse(hex_train.PRESETS, ["--rounds", "6", "--pool-size", "3"])
-    assert hex_train.lib.az_config(cfg).pool_capacity == 3
+def test_the_pool_keeps_every_model_of_the_run():
+    _, cfg = hex_train.parse(hex_train.PRESETS, ["--rounds", "6", "--phase1", "uct"])
+    assert num_models(cfg) == 7    # phase 1's model and six rounds'
     _, every = hex_train.parse(hex_train.PRESETS, ["--rounds", "6", "--phase1", "none"])
-    assert hex_train.lib.az_config(every).pool_capacity == 7    # the first network and six rounds
+    assert num_models(every) == 7    # the first network and six rounds
 
+
+def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
+    _, cfg = hex_train.parse(hex_train.PRESETS, ["--games-per-update", "64", "--anchor-fraction", "0.5",
+                                                 "--average-decay", "0.9", "--sample-moves", "3"])
+    assert (cfg.learner.games_per_update, cfg.learner.anchor_fraction, cfg.learner.average_decay,
+            cfg.learner.sample_moves) == (64, 0.5, 0.9, 3)
+    assert cfg.updates_per_round == PRESETS["quick"].updates_per_round

@@ -397,7 +397,7 @@ def searched_moves(parts: Parts, both, states, keys, wants_new, wants_old):
 def self_play_moves(parts: Parts, shared, seats, states, keys):
     """One move of every self-play game: the newest model's and the pool opponent's movers by
     the paired search, the anchor's by the anchor; targets as the module doc says."""
-    newest, opponent, vs_anchor = shared
+    newest, opponent, vs_anchor, itself = shared
     g = states.step_count.shape[0]
     k_search, k_anchor = key_lib.split(keys)
     done = states.terminated | states.truncated
@@ -416,13 +416,15 @@ def self_play_moves(parts: Parts, shared, seats, states, keys):
             moves = jnp.zeros(g, jnp.int32).at[idx].set(parts.anchor(_take(states, idx), k_anchor[idx]))
             return jnp.where(wants_old, moves, actions)
         actions = jax.lax.cond(vs_anchor, anchored, lambda a: a, actions)
-    policy = jnp.where(wants_new[:, None], policy, 0.0)   # the newest model's targets only
+    # the newest model's targets only (both sides' while the pool is empty and it plays itself)
+    policy = jnp.where((wants_new | itself)[:, None], policy, 0.0)
     return actions, policy, jnp.full(g, jnp.nan, jnp.float32), misrouted
 
 
 def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor):
-    """``(opponent params, vs_anchor bool [], generation int32 [])``: a pool model drawn
-    uniformly (the source), or the anchor with probability ``anchor_fraction``."""
+    """``(opponent params, vs_anchor bool [], itself bool [], generation int32 [])``: a pool
+    model drawn uniformly (the source), or the anchor with probability ``anchor_fraction``;
+    the newest model itself while the pool is empty (a phase-1-free run's first update)."""
     slot = league_lib.sample(carry.league, k_opponent)
     has = carry.league.size > 0
     vs_anchor = jnp.bool_(False)
@@ -432,7 +434,7 @@ def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor):
                                       league_lib.get(carry.league, slot), carry.average)
     generation = jnp.where(vs_anchor, ANCHOR_GENERATION,
                            jnp.where(has, carry.league.ids[slot], NO_OPPONENT))
-    return opponent, vs_anchor, generation
+    return opponent, vs_anchor, ~has & ~vs_anchor, generation
 
 
 def games_data(parts: Parts, carry: AZCarry, k_opponent, k_anchor, k_start, k_play, *, phase1: bool):
@@ -444,8 +446,8 @@ def games_data(parts: Parts, carry: AZCarry, k_opponent, k_anchor, k_start, k_pl
         shared, generation = None, jnp.int32(NO_OPPONENT)
         moves = lambda shared, seats: lambda s, k: phase1_moves(parts, s, k)  # noqa: E731
     else:
-        opponent, vs_anchor, generation = pick_opponent(parts, carry, k_opponent, k_anchor)
-        shared = (carry.average, opponent, vs_anchor)
+        opponent, vs_anchor, itself, generation = pick_opponent(parts, carry, k_opponent, k_anchor)
+        shared = (carry.average, opponent, vs_anchor, itself)
         moves = lambda shared, seats: lambda s, k: self_play_moves(parts, shared, seats, s, k)  # noqa: E731
 
     def play(shared, games, key):

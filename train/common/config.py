@@ -48,11 +48,10 @@ class RunConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the bad field. Subclasses extend this (call it first)."""
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
+        for name, value in _leaves(self):
             values = value if isinstance(value, (tuple, list)) else (value,)
             if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
         if not 0 <= self.seed <= SEED_MAX:
             raise ValueError(f"seed must be in 0..{SEED_MAX}, got {self.seed}")
         if self.keep_checkpoints < 1:
@@ -65,6 +64,15 @@ class RunConfig:
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+
+def _leaves(config) -> list[tuple[str, object]]:
+    """(name, value) of every field, those of nested configs (a learner's) included."""
+    out = []
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        out += _leaves(value) if dataclasses.is_dataclass(value) else [(f.name, value)]
+    return out
 
 
 def parse(presets: dict[str, C], argv: Sequence[str] | None = None, *, prog: str = "") -> tuple[str, C]:

@@ -353,7 +353,16 @@ def _write_atomic(path: pathlib.Path, text: str) -> None:
 
 
 def _config_dict(config: Any) -> dict:
-    return {k: _plain(v) for k, v in dataclasses.asdict(config).items()}
+    return _flat(dataclasses.asdict(config))
+
+
+def _flat(d: dict) -> dict:
+    """A nested config (a learner's inside the run's) as one level: each field by its own name,
+    as its flag has it, so ``--resume`` names the field that differs."""
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v) if isinstance(v, dict) else {k: _plain(v)})
+    return out
 
 
 def _plain(v: Any) -> Any:

@@ -17,7 +17,7 @@ import pytest
 
 import jaxgames
 from train.algos import alphazero as az
-from train.algos import pool as pool_lib
+from train.algos import league as league_lib
 from train.algos import replay as replay_lib
 from train.common import make_chunk
 from train.common.launcher import cpu_devices_env
@@ -49,27 +49,38 @@ class Out:  # the fields of mctx.PolicyOutput the learner reads
         self.action, self.action_weights = action, action_weights
 
 
-def one_ply(params, states, key):
-    logits, _ = APPLY(params, states.observation)
-    logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
-    # the learner hands a search one key per game
-    return Out(jax.vmap(jax.random.categorical)(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
+def one_ply(apply_fn):
+    """A stand-in search: the softmax of the logits, an action sampled from it."""
+    def search(params, states, key):
+        logits, _ = apply_fn(params, states.observation)
+        logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+        # the learner hands a search one key per game
+        return Out(jax.vmap(jax.random.categorical)(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
+    return search
 
 
-CFG = az.AZConfig(max_moves=N * N, games_per_update=8, sgd_steps=4, batch_size=16,
-                  buffer_size=256, phase1_updates=1, pool_capacity=4)
-LEARNER = az.make(CFG, ENV, (INIT, APPLY), one_ply, symmetry=az.reverse_cells(N * N),
-                  phase1_simulations=16)
+CFG = az.AZConfig(games_per_update=8, sgd_steps=4, batch_size=16, buffer_size=256, phase1_simulations=16)
+
+
+def make(cfg=CFG, *, search=one_ply, phase1_updates=0, **kwargs):
+    return az.make(cfg, ENV, (INIT, APPLY), search, max_moves=N * N,
+                   **{"pool_capacity": 4, "phase1_updates": phase1_updates, **kwargs})
+
+
+def promote(carry):
+    return carry.replace(league=league_lib.promote(carry.league, carry.average))
+
+
+LEARNER = make(phase1_updates=1, symmetry=az.reverse_cells(N * N))
 CHUNK = make_chunk(LEARNER.update, 2)
-SELF_PLAY_ONLY = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=20, learning_rate=1e-2),
-                         ENV, (INIT, APPLY), one_ply)
+SELF_PLAY_ONLY = make(dataclasses.replace(CFG, sgd_steps=20, learning_rate=1e-2))
 SELF_PLAY_CHUNK = make_chunk(SELF_PLAY_ONLY.update, 2)
-PROMOTE = jax.jit(LEARNER.promote)
+PROMOTE = jax.jit(promote)
 
 
 def test_phase1_then_self_play_round_trip():
     carry = LEARNER.init(jax.random.key(0))
-    assert int(carry.pool.size) == 0  # phase 1 first: the pool starts with its model
+    assert int(carry.league.size) == 0  # phase 1 first: the pool starts with its model
     carry, m = CHUNK(carry, jax.random.key(1), 0)  # update 0: phase 1, update 1: self-play
     m = jax.tree_util.tree_map(np.asarray, m)
     assert m["phase"].tolist() == [1, 2]
@@ -88,7 +99,7 @@ def test_phase1_then_self_play_round_trip():
     # so the movers' labels of a game alternate: the first position is +1 iff Black won
     assert np.all(np.abs(rows.value) == 1.0)
     carry = PROMOTE(carry)
-    assert int(carry.pool.size) == 1 and carry.pool.ids.tolist()[0] == 0
+    assert int(carry.league.size) == 1 and carry.league.ids.tolist()[0] == 0
     assert m["opponent_generation"].tolist() == [-1, -1]  # the pool was empty: newest vs itself
     carry, m = CHUNK(carry, jax.random.key(2), 2)
     assert np.asarray(m["opponent_generation"]).tolist() == [0, 0]
@@ -100,44 +111,34 @@ def test_phase1_labels_are_uct_win_rates():
     # that child is a finished game won, its win rate exactly 1, so its label is the largest
     board = np.array([[0, 1, 0], [-1, 1, 0], [0, -1, 0]])
     state = ENV.from_board(board)
-    pi = np.asarray(labeller(jax.tree_util.tree_map(lambda x: x[None], state), jax.random.key(0)))[0]
+    pi, value = labeller(jax.tree_util.tree_map(lambda x: x[None], state), jax.random.key(0))
+    pi = np.asarray(pi)[0]
     legal = np.asarray(state.legal_action_mask)
     assert abs(pi.sum() - 1) < 1e-5 and np.all(pi[~legal] == 0) and np.all(pi[legal] > 0)
     assert pi[6] == pi.max()
-    # with the root's value: the same policy, and Black's win rate from the root on a
-    # scale of [-1, 1]. Black wins at once at a3 and UCT finds it: well above even
-    with_value = jax.jit(az.uct_labeller(ENV, 64, with_value=True))
-    pi2, value = with_value(jax.tree_util.tree_map(lambda x: x[None], state), jax.random.key(0))
-    np.testing.assert_allclose(np.asarray(pi2)[0], pi, rtol=1e-6)
+    # the root's value: Black's win rate from the root on a scale of [-1, 1]. Black wins at
+    # once at a3 and UCT finds it: well above even
     assert value.shape == (1,) and 0.3 < float(value[0]) <= 1.0
 
 
-def test_value_uct_takes_the_labellers_values():
+def test_phase1_value_uct_takes_the_labellers_values():
     """With ``phase1_value="uct"`` every phase-1 row's value target is the labeller's (a
-    stand-in: +0.25 for Black to move, -0.25 for White), not the game's result (+-1); with
-    ``self_play_value="uct"`` every self-play row's."""
+    stand-in: +0.25 for Black to move, -0.25 for White), not the game's result (+-1)."""
     def stand_in(states, keys):
         legal = states.legal_action_mask
         return (legal / legal.sum(-1, keepdims=True),
                 jnp.where(states.current_player == 0, 0.25, -0.25))
 
-    def check(cfg, phase):
-        learner = az.make(dataclasses.replace(CFG, sgd_steps=1, **cfg), ENV, (INIT, APPLY), one_ply,
-                          labeller=stand_in)
-        carry, m = make_chunk(learner.update, 1)(learner.init(jax.random.key(0)), jax.random.key(1), 0)
-        assert int(np.asarray(m["phase"])[0]) == phase
-        rows = jax.tree_util.tree_map(lambda x: np.asarray(x[:int(carry.replay.size)]), carry.replay.data)
-        black = rows.obs[..., 0].sum((1, 2)) == rows.obs[..., 1].sum((1, 2))   # Black to move: equal stones
-        assert black.any() and (~black).any()
-        np.testing.assert_allclose(rows.value, np.where(black, 0.25, -0.25))
-
-    check({"phase1_value": "uct"}, phase=1)
-    # self-play positions too, with self_play_value="uct" (the policy targets stay the search's)
-    check({"phase1_updates": 0, "self_play_value": "uct"}, phase=2)
+    learner = make(dataclasses.replace(CFG, sgd_steps=1, phase1_value="uct"), phase1_updates=1,
+                   labeller=stand_in)
+    carry, m = make_chunk(learner.update, 1)(learner.init(jax.random.key(0)), jax.random.key(1), 0)
+    assert int(np.asarray(m["phase"])[0]) == 1
+    rows = jax.tree_util.tree_map(lambda x: np.asarray(x[:int(carry.replay.size)]), carry.replay.data)
+    black = rows.obs[..., 0].sum((1, 2)) == rows.obs[..., 1].sum((1, 2))   # Black to move: equal stones
+    assert black.any() and (~black).any()
+    np.testing.assert_allclose(rows.value, np.where(black, 0.25, -0.25))
     with pytest.raises(ValueError, match="phase1_value"):
-        az.make(az.AZConfig(max_moves=9, phase1_value="mean"), ENV, (INIT, APPLY), one_ply)
-    with pytest.raises(ValueError, match="self_play_value"):
-        az.make(az.AZConfig(max_moves=9, self_play_value="mean"), ENV, (INIT, APPLY), one_ply)
+        make(az.AZConfig(phase1_value="mean"))
 
 
 def test_win_rate_distribution_fallbacks():
@@ -191,7 +192,7 @@ def test_replay_ring_keeps_the_newest_valid_rows():
 def test_training_fits_its_data():
     """SGD steps lower the loss on the buffer they train on (the learner learns)."""
     carry = SELF_PLAY_ONLY.init(jax.random.key(4))
-    assert int(carry.pool.size) == 1  # no phase 1: the initial network is the first opponent
+    assert int(carry.league.size) == 1  # no phase 1: the initial network is the first opponent
     start = jax.tree_util.tree_map(jnp.copy, carry.params)  # the chunk donates the carry
     carry, m = SELF_PLAY_CHUNK(carry, jax.random.key(5), 0)
     assert np.all(np.asarray(m["opponent_generation"]) == 0)
@@ -199,29 +200,12 @@ def test_training_fits_its_data():
     assert float(SELF_PLAY_ONLY.loss(carry.params, data)[0]) < float(SELF_PLAY_ONLY.loss(start, data)[0])
 
 
-def test_self_fraction_plays_the_newest_model_against_itself():
-    """With ``self_fraction`` 1/2 about half the updates play the newest model against itself
-    (the generation reads -1, as with an empty pool), the others a pool model, though the pool
-    holds two."""
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, self_fraction=0.5),
-                      ENV, (INIT, APPLY), one_ply)
-    carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
-    assert int(carry.pool.size) == 2
-    _, m = make_chunk(learner.update, 64)(carry, jax.random.key(1), 0)
-    generations = np.asarray(m["opponent_generation"])
-    assert set(np.unique(generations).tolist()) == {-1, 0, 1}
-    # 64 fair coins: 32 +- 4; outside 16..48 by chance with probability < 1e-4
-    assert 16 <= int((generations == -1).sum()) <= 48
-
-
 def test_anchor_fraction_plays_plain_uct_in_a_share_of_the_updates():
     """With ``anchor_fraction`` 1/2 about half the updates play the newest model against the
     anchor (plain UCT, generation ``ANCHOR_GENERATION``), the others a pool model. UCT with 64
     simulations beats the untrained one-ply net on 3x3 Hex (the pool model is the same net,
-    so the newest scores about 0 against it); the anchor's moves keep no policy target, so
-    in the anchor's updates only about half the rows have one."""
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, anchor_fraction=0.5),
-                      ENV, (INIT, APPLY), one_ply, anchor=az.uct_anchor(ENV, 64))
+    so the newest scores about 0 against it); the anchor's moves keep no policy target."""
+    learner = make(dataclasses.replace(CFG, sgd_steps=1, anchor_fraction=0.5, anchor_simulations=64))
     carry = learner.init(jax.random.key(0))
     carry, m = make_chunk(learner.update, 16)(carry, jax.random.key(1), 0)
     generations = np.asarray(m["opponent_generation"])
@@ -235,41 +219,21 @@ def test_anchor_fraction_plays_plain_uct_in_a_share_of_the_updates():
     last = int(np.asarray(m["positions"])[-1])
     rows = np.arange(int(carry.replay.next) - last, int(carry.replay.next)) % carry.replay.capacity
     targeted = (np.asarray(carry.replay.data.policy)[rows].sum(-1) > 0).sum()
-    if anchored[-1]:   # each of the 8 games gives the newest model floor or ceil of half its moves
-        assert (last - 8) / 2 <= targeted <= (last + 8) / 2
-    else:
-        assert targeted == last
-    with pytest.raises(ValueError, match="needs an anchor"):
-        az.make(dataclasses.replace(CFG, anchor_fraction=0.5), ENV, (INIT, APPLY), one_ply)
+    # the anchor's moves, as a pool model's, keep no policy target: each of the 8 games
+    # gives the newest model floor or ceil of half its moves
+    assert (last - 8) / 2 <= targeted <= (last + 8) / 2
     with pytest.raises(ValueError, match="anchor_fraction"):
-        az.make(az.AZConfig(max_moves=9, anchor_fraction=-0.1), ENV, (INIT, APPLY), one_ply)
+        make(az.AZConfig(anchor_fraction=-0.1))
 
 
-def test_best_k_draws_the_opponents_among_the_best_rated():
-    """With ``best_k`` 2 and three pool models, the opponents are the two rated highest by the
-    carry's ratings, both of them, whatever their order in the pool."""
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, best_k=2),
-                      ENV, (INIT, APPLY), one_ply)
-    carry = learner.init(jax.random.key(0))
-    assert np.all(np.asarray(carry.ratings) == pool_lib.UNRATED)   # until the pipeline rates them
-    promote = jax.jit(learner.promote)
-    carry = promote(promote(carry))
-    assert np.asarray(carry.pool.ids)[:3].tolist() == [0, 1, 2]
-    carry = carry.replace(ratings=jnp.array([250.0, -40.0, 30.0, 0.0]))   # slot 3 is empty
-    _, m = make_chunk(learner.update, 16)(carry, jax.random.key(1), 0)
-    # 16 fair coins between generations 0 and 2: one of them missing with probability 2^-15
-    assert set(np.asarray(m["opponent_generation"]).tolist()) == {0, 2}
-
-
-def test_policy_from_newest_keeps_only_the_newest_models_targets():
-    """With ``policy_from="newest"`` the positions where the pool opponent moved keep no policy
-    target. The newest model's weights are zeroed, so its one-ply policy is uniform over the
-    legal moves while the pool model's is not: every kept target must be uniform, the others
-    all zero, about half of each (Hex alternates its movers). Only the model that plays
-    (``average``) is zeroed, not the SGD iterate: self-play must read the former."""
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, policy_from="newest"),
-                      ENV, (INIT, APPLY), one_ply)
-    carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
+def test_only_the_newest_models_moves_keep_policy_targets():
+    """The positions where the pool opponent moved keep no policy target. The newest model's
+    weights are zeroed, so its one-ply policy is uniform over the legal moves while the pool
+    model's is not: every kept target must be uniform, the others all zero, about half of each
+    (Hex alternates its movers). Only the model that plays (``average``) is zeroed, not the SGD
+    iterate: self-play must read the former."""
+    learner = make(dataclasses.replace(CFG, sgd_steps=1))
+    carry = PROMOTE(learner.init(jax.random.key(0)))
     carry = carry.replace(average=jax.tree_util.tree_map(jnp.zeros_like, carry.average))
     carry, _ = make_chunk(learner.update, 1)(carry, jax.random.key(1), 0)
     size = int(carry.replay.size)
@@ -283,36 +247,12 @@ def test_policy_from_newest_keeps_only_the_newest_models_targets():
     assert (size - 8) / 2 <= targeted.sum() <= (size + 8) / 2
 
 
-def test_uct_self_play_labels_replace_the_search_targets():
-    """With ``self_play_labels="uct"`` every self-play position's policy target is the
-    labeller's (a stand-in here: all mass on the last legal cell), never the search's (the
-    one-ply softmax of a random linear net, which is not one-hot); the games still run (the
-    labeller is asked only for targets, on every position the batch holds)."""
-    def last_legal(states, keys):
-        assert keys.shape == states.step_count.shape     # a key per game
-        return jax.nn.one_hot(A - 1 - jnp.argmax(states.legal_action_mask[:, ::-1], axis=-1), A)
-
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, self_play_labels="uct"),
-                      ENV, (INIT, APPLY), one_ply, labeller=last_legal)
-    carry = jax.jit(learner.promote)(learner.init(jax.random.key(0)))
-    carry, _ = make_chunk(learner.update, 1)(carry, jax.random.key(1), 0)
-    size = int(carry.replay.size)
-    policy = np.asarray(carry.replay.data.policy[:size])
-    legal = np.asarray(carry.replay.data.legal[:size])
-    assert size >= 8 * (N * N // 2)       # every game ran (Hex 3x3 takes at least 3 moves a side)
-    last = A - 1 - np.argmax(legal[:, ::-1], axis=-1)
-    np.testing.assert_array_equal(policy, np.eye(A)[last])
-    with pytest.raises(ValueError, match="self_play_labels"):
-        az.make(az.AZConfig(max_moves=9, self_play_labels="mcts"), ENV, (INIT, APPLY), one_ply)
-
-
 @pytest.mark.parametrize("decay", [0.0, 0.75])
 def test_the_model_is_the_moving_average_of_the_sgd_iterates(decay):
     """One SGD step from ``p0`` to ``p1``: the model becomes ``d * p0 + (1 - d) * p1`` (with
     ``d = 0`` the iterate itself), and it is the model that ``params`` gives and ``promote``
     puts into the pool."""
-    learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sgd_steps=1, learning_rate=1e-2,
-                                          average_decay=decay), ENV, (INIT, APPLY), one_ply)
+    learner = make(dataclasses.replace(CFG, sgd_steps=1, learning_rate=1e-2, average_decay=decay))
     carry0 = learner.init(jax.random.key(0))
     p0 = jax.tree_util.tree_map(np.asarray, carry0.params)     # the chunk donates carry0
     carry, _ = make_chunk(learner.update, 1)(carry0, jax.random.key(1), 0)
@@ -321,15 +261,15 @@ def test_the_model_is_the_moving_average_of_the_sgd_iterates(decay):
     expected = jax.tree_util.tree_map(lambda a, b: decay * a + (1 - decay) * b, p0, p1)
     chex.assert_trees_all_close(carry.average, expected, rtol=1e-5, atol=1e-7)
     chex.assert_trees_all_equal(learner.params(carry), carry.average)
-    promoted = jax.jit(learner.promote)(carry)
-    chex.assert_trees_all_equal(pool_lib.get(promoted.pool, promoted.pool.size - 1), carry.average)
+    promoted = PROMOTE(carry)
+    chex.assert_trees_all_equal(league_lib.get(promoted.league, promoted.league.size - 1), carry.average)
     with pytest.raises(ValueError, match="average_decay"):
-        az.make(az.AZConfig(max_moves=9, average_decay=1.0), ENV, (INIT, APPLY), one_ply)
+        make(az.AZConfig(average_decay=1.0))
 
 
 def test_the_policy_loss_averages_over_the_rows_with_a_target():
-    """With ``policy_from="newest"`` a row whose policy target is all zero adds nothing to the
-    policy loss, nor to its count."""
+    """A row whose policy target is all zero (a pool opponent's or the anchor's move) adds
+    nothing to the policy loss, nor to its count."""
     params = INIT(jax.random.key(0))
     state = ENV.init(jax.random.key(1))
     legal = state.legal_action_mask
@@ -338,7 +278,7 @@ def test_the_policy_loss_averages_over_the_rows_with_a_target():
                       value=jnp.zeros(1))
     two = az.Position(obs=jnp.stack([state.observation] * 2), policy=jnp.stack([target, 0 * target]),
                       legal=jnp.stack([legal] * 2), value=jnp.zeros(2))
-    cfg = az.AZConfig(max_moves=9, policy_from="newest")
+    cfg = az.AZConfig()
     np.testing.assert_allclose(az.loss(cfg, APPLY, params, two)[1]["policy_loss"],
                                az.loss(cfg, APPLY, params, one)[1]["policy_loss"], rtol=1e-6)
     assert float(az.loss(cfg, APPLY, params, one)[1]["policy_loss"]) > 0
@@ -346,15 +286,15 @@ def test_the_policy_loss_averages_over_the_rows_with_a_target():
 
 def test_config_is_checked():
     with pytest.raises(ValueError, match="even"):
-        az.make(az.AZConfig(max_moves=9, games_per_update=3), ENV, (INIT, APPLY), one_ply)
+        make(az.AZConfig(games_per_update=3))
     with pytest.raises(ValueError, match="alpha"):
-        az.make(az.AZConfig(max_moves=9, alpha=2.0), ENV, (INIT, APPLY), one_ply)
-    with pytest.raises(ValueError, match="best_k"):
-        az.make(az.AZConfig(max_moves=9, best_k=-1), ENV, (INIT, APPLY), one_ply)
-    with pytest.raises(ValueError, match="self_fraction"):
-        az.make(az.AZConfig(max_moves=9, self_fraction=1.5), ENV, (INIT, APPLY), one_ply)
-    with pytest.raises(ValueError, match="policy_from"):
-        az.make(az.AZConfig(max_moves=9, policy_from="oldest"), ENV, (INIT, APPLY), one_ply)
+        make(az.AZConfig(alpha=2.0))
+    with pytest.raises(ValueError, match="pool_capacity"):
+        make(pool_capacity=0)
+    with pytest.raises(ValueError, match="max_moves"):
+        az.make(CFG, ENV, (INIT, APPLY), one_ply, max_moves=0, pool_capacity=4)
+    with pytest.raises(ValueError, match="two-player"):
+        az.make(CFG, jaxgames.make("hearts"), (INIT, APPLY), one_ply, max_moves=9, pool_capacity=4)
 
 
 _SHARDED = """
@@ -390,8 +330,7 @@ def test_sample_moves_zero_plays_the_search_policy_greedily():
     """After ``sample_moves`` moves the search's most likely action is played: with 0, and the
     newest model against itself (the pool holds only it), every game is the same game."""
     def unique_positions(sample_moves):
-        learner = az.make(dataclasses.replace(CFG, phase1_updates=0, sample_moves=sample_moves),
-                          ENV, (INIT, APPLY), one_ply)
+        learner = make(dataclasses.replace(CFG, sample_moves=sample_moves))
         carry, m = jax.jit(learner.update)(learner.init(jax.random.key(0)), jax.random.key(1))
         obs = np.asarray(carry.replay.data.obs)[:int(carry.replay.size)]
         return int(m["positions"]), len(np.unique(obs.reshape(len(obs), -1), axis=0))
@@ -402,70 +341,90 @@ def test_sample_moves_zero_plays_the_search_policy_greedily():
     assert unique > positions // CFG.games_per_update
 
 
-def test_paired_search_plays_the_same_games_as_two_searches():
-    """One search over both models' games (stacked params, ``paired_apply``) labels and plays
-    exactly as two searches, one per model (a greedy stand-in search: no randomness)."""
-    def greedy(apply_fn):
-        def search(params, states, key):
-            logits, _ = apply_fn(params, states.observation)
-            logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
-            return Out(jnp.argmax(logits, -1).astype(jnp.int32), jax.nn.softmax(logits))
-        return search
-
-    cfg = dataclasses.replace(CFG, phase1_updates=0)
-    rows = []
-    for paired in (None, greedy(az.paired_apply(APPLY))):
-        learner = az.make(cfg, ENV, (INIT, APPLY), greedy(APPLY), paired_search=paired)
-        carry = learner.init(jax.random.key(0))
-        # the newest model differs from the pool's (the initial one)
-        carry = carry.replace(params=jax.tree_util.tree_map(lambda p: -p, carry.params))
-        carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
-        assert int(m["misrouted"]) == 0
-        rows.append(jax.tree_util.tree_map(np.asarray, carry.replay.data))
-    for a, b in zip(jax.tree_util.tree_leaves(rows[0]), jax.tree_util.tree_leaves(rows[1])):
-        np.testing.assert_array_equal(a, b)
+def greedy(apply_fn):
+    """A stand-in search without randomness: the most likely legal action of the network."""
+    def search(params, states, key):
+        logits, _ = apply_fn(params, states.observation)
+        logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
+        return Out(jnp.argmax(logits, -1).astype(jnp.int32), jax.nn.softmax(logits))
+    return search
 
 
-def test_compact_search_plays_the_same_games_on_half_the_batch():
-    """Once the unfinished games fit in half the batch, only they are searched, in a half-size
-    search: the same games, labels and training as searching the whole batch to the end (a
-    random one-ply search whose keys follow the games), and the half size did run."""
+def test_paired_search_plays_each_mover_with_its_own_model():
+    """One search over both models' games (stacked params, ``paired_apply``) plays and labels
+    exactly as a reference written here that moves each game with the mover's own network:
+    the newest model (negated weights) in seat 0 of the even games and seat 1 of the odd ones,
+    the pool's (the initial network) in the other; policy targets on the newest model's moves
+    only; values the final results from the mover's view."""
+    learner = make(search=greedy)
+    carry = learner.init(jax.random.key(0))
+    pool = jax.tree_util.tree_map(np.asarray, carry.params)
+    newest = jax.tree_util.tree_map(lambda p: -p, pool)
+    carry = carry.replace(average=jax.tree_util.tree_map(jnp.asarray, newest))
+    carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
+    assert int(m["misrouted"]) == 0
+
+    G = CFG.games_per_update
+    seats = np.arange(G) % 2
+    states = [ENV.init(jax.random.key(g)) for g in range(G)]   # Hex starts from the empty board
+    rows, movers = [], []
+    for _ in range(N * N):
+        for g, state in enumerate(states):
+            if bool(state.terminated):
+                continue
+            mover = int(state.current_player)
+            params = newest if mover == seats[g] else pool
+            logits, _ = APPLY(params, state.observation[None])
+            logits = np.where(np.asarray(state.legal_action_mask), np.asarray(logits)[0], -np.inf)
+            policy = np.asarray(jax.nn.softmax(logits)) if mover == seats[g] else np.zeros(A)
+            rows.append((np.asarray(state.observation), policy, g))
+            movers.append(mover)
+            states[g] = ENV.step(state, int(np.argmax(logits)))
+    size = int(carry.replay.size)
+    assert size == len(rows)
+    data = jax.tree_util.tree_map(lambda x: np.asarray(x)[:size], carry.replay.data)
+    for i, ((obs, policy, g), mover) in enumerate(zip(rows, movers)):
+        np.testing.assert_array_equal(data.obs[i], obs)
+        np.testing.assert_allclose(data.policy[i], policy, rtol=1e-5, atol=1e-7)
+        assert data.value[i] == float(states[g].rewards[mover])
+
+
+def test_the_half_size_search_runs_once_the_movers_fit():
+    """Once each model's unfinished games fit in a quarter of the batch, self-play searches
+    only them in a half-size search: both sizes run, no mover goes to the other model, and
+    every stored policy target is a distribution over legal moves or empty."""
     sizes = []
 
-    def recorded(search):
+    def recorded(apply_fn):
+        search = one_ply(apply_fn)
+
         def wrapped(params, states, key):
             n = states.step_count.shape[0]
             jax.debug.callback(lambda: sizes.append(n))
             return search(params, states, key)
         return wrapped
 
-    def paired_one_ply(stacked, states, key):
-        logits, _ = az.paired_apply(APPLY)(stacked, states.observation)
-        logits = jnp.where(states.legal_action_mask, logits, -jnp.inf)
-        return Out(jax.vmap(jax.random.categorical)(key, logits).astype(jnp.int32), jax.nn.softmax(logits))
-
-    results = []
-    for compact in (False, True):
-        cfg = dataclasses.replace(CFG, phase1_updates=0, compact_search=compact)
-        learner = az.make(cfg, ENV, (INIT, APPLY), one_ply, paired_search=recorded(paired_one_ply))
-        carry = learner.init(jax.random.key(0))
-        carry = carry.replace(params=jax.tree_util.tree_map(lambda p: -p, carry.params))
-        sizes.clear()
-        carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
-        jax.effects_barrier()
-        assert int(m["misrouted"]) == 0
-        results.append((jax.tree_util.tree_map(np.asarray, (carry.replay, carry.params)), sorted(set(sizes))))
-    (plain, plain_sizes), (compact, compact_sizes) = results
-    assert plain_sizes == [CFG.games_per_update]
-    assert compact_sizes == [CFG.games_per_update // 2, CFG.games_per_update]
-    chex.assert_trees_all_equal(plain, compact)
+    # on 3x3 Hex most random games fill most of the board: in about half the updates some
+    # move finds half the games over, so 16 updates all miss it with probability ~2^-16
+    learner = make(dataclasses.replace(CFG, sgd_steps=1), search=recorded)
+    carry = PROMOTE(learner.init(jax.random.key(0)))
+    carry = carry.replace(average=jax.tree_util.tree_map(lambda p: -p, carry.average))
+    carry, m = make_chunk(learner.update, 16)(carry, jax.random.key(1), 0)
+    jax.effects_barrier()
+    assert np.all(np.asarray(m["misrouted"]) == 0)
+    assert sorted(set(sizes)) == [CFG.games_per_update // 2, CFG.games_per_update]
+    size = int(carry.replay.size)   # the newest rows: the buffer holds 256
+    policy, legal = (np.asarray(x)[:size] for x in (carry.replay.data.policy, carry.replay.data.legal))
+    assert np.all(policy[~legal] == 0)
+    total = policy.sum(-1)
+    assert np.all((np.abs(total - 1) < 1e-5) | (total == 0)) and (total == 0).any()
 
 
 def test_step_size_decays_to_its_final_fraction():
     """With ``decay_updates`` the step size falls along a cosine: to 0 here, after which an
     update no longer moves the parameters (it still plays and stores its games)."""
-    cfg = dataclasses.replace(CFG, phase1_updates=0, decay_updates=2, final_lr_fraction=0.0)
-    learner = az.make(cfg, ENV, (INIT, APPLY), one_ply)
+    cfg = dataclasses.replace(CFG, final_lr_fraction=0.0)
+    learner = make(cfg, decay_updates=2)
     update = jax.jit(learner.update)
     carry = learner.init(jax.random.key(0))
     before = carry.params
