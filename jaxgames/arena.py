@@ -18,6 +18,11 @@ cancels between the policies.
     arena = Arena(env, [agent, baseline], num_games=200)     # compiles once
     result = arena([params_a, None], key)                     # any checkpoint, no recompile
     result.mean, result.ci95, result.seat_mean
+    result.win_rate(0)                                        # (rate, low, high): a Wilson interval
+
+Intervals: :func:`ci95` (1.96 standard errors) for means of returns, which are unbounded
+(chips, points); :func:`wilson` for shares of games won, which the normal approximation gets
+wrong at few games or near 0 and 1 ("100% ± 0%" after two wins).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from jaxgames.ratings import elo
 from jaxgames.rollout import rollout_seated
 
 __all__ = ["Arena", "ArenaResult", "Policy", "ci95", "elo", "honesty_check", "mixed_seatings", "play",
-           "rotations", "summarize"]
+           "rotations", "summarize", "wilson"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,10 +61,14 @@ class ArenaResult:
     def __str__(self) -> str:
         return ", ".join(f"policy {i}: {m:+.4f} ± {c:.4f}" for i, (m, c) in enumerate(zip(self.mean, self.ci95)))
 
-    def win_rate(self, policy: int = 0) -> tuple[float, float]:
-        """Share of games ``policy`` won (return > 0) and its 95% half-width (two-player)."""
-        won = (self.returns[:, policy] > 0).astype(np.float64)
-        return float(won.mean()), ci95(won)
+    def win_rate(self, policy: int = 0) -> tuple[float, float, float]:
+        """``(rate, low, high)``: the share of games ``policy`` won and its 95% :func:`wilson`
+        interval (two-player). A game counts 1 when the policy's return is positive, 0 when
+        negative, and a half when it is 0 (a tie, in games that can tie), so the two policies'
+        rates add up to 1."""
+        score = np.sign(self.returns[:, policy].astype(np.float64)) / 2 + 0.5
+        low, high = wilson(score.sum(), len(score))
+        return float(score.mean()), low, high
 
 
 class Arena:
@@ -195,12 +204,40 @@ def summarize(returns: np.ndarray, seats: np.ndarray | None = None, stats: Any =
 def ci95(x: np.ndarray) -> Any:
     """Half-width of the 95% interval of the mean of ``x`` over its first axis: 1.96 standard
     errors (the normal approximation), 0 from fewer than two samples. A float for ``x [n]``,
-    an array ``[...]`` for ``x [n, ...]``. Every 95% interval the project reports is this one."""
+    an array ``[...]`` for ``x [n, ...]``. The project's interval for means of returns (chips,
+    points, scores); shares of games won take :func:`wilson`."""
     x = np.asarray(x)
     if len(x) < 2:
         return 0.0 if x.ndim == 1 else np.zeros(x.shape[1:])
     half = 1.96 * x.std(0, ddof=1) / math.sqrt(len(x))
     return float(half) if x.ndim == 1 else half
+
+
+def wilson(successes: Any, n: Any, z: float = 1.96) -> tuple[Any, Any]:
+    """``(low, high)``: the Wilson score interval of a proportion, ``successes`` of ``n``
+    trials (95% for ``z = 1.96``). Unlike rate ± 1.96 standard errors it holds at few trials
+    and near 0 and 1: it is asymmetric about the rate, lies in [0, 1], and 2 wins of 2 give
+    [0.34, 1], not [1, 1]. A tie counts as half a success (``successes`` may be fractional);
+    ``n = 0`` gives [0, 1]. Floats for scalars, arrays for arrays (broadcast)::
+
+        center = (p + z²/2n) / (1 + z²/n),   half = z / (1 + z²/n) · sqrt(p(1 - p)/n + z²/4n²)
+
+    with ``p = successes / n``; the bounds are exactly 0 at no successes and 1 at all.
+    """
+    s, n = np.asarray(successes, np.float64), np.asarray(n, np.float64)
+    if (n < 0).any() or (s < 0).any() or (s > n).any():
+        raise ValueError(f"wilson needs 0 <= successes <= n, got {successes!r} of {n!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = s / n
+        z2n = z * z / n
+        center = (p + z2n / 2) / (1 + z2n)
+        half = z / (1 + z2n) * np.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    low = np.where(s == 0, 0.0, np.clip(center - half, 0.0, 1.0))
+    high = np.where(s == n, 1.0, np.clip(center + half, 0.0, 1.0))
+    low, high = np.where(n == 0, 0.0, low), np.where(n == 0, 1.0, high)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
 
 
 def honesty_check(env: Env, policy: Policy, params: Any, states: State, key: jax.Array, *,

@@ -89,6 +89,49 @@ def test_ci95_is_1_96_standard_errors_per_column():
     np.testing.assert_array_equal(arena.ci95(x[:1]), [0.0, 0.0])
 
 
+def test_wilson_interval_at_few_games():
+    # published Wilson 95% intervals (z = 1.96) of 0, 1 and 2 wins in 2 games
+    assert arena.wilson(0, 2) == pytest.approx((0.0, 0.6576), abs=1e-4)
+    assert arena.wilson(2, 2) == pytest.approx((0.3424, 1.0), abs=1e-4)
+    assert arena.wilson(1, 2) == pytest.approx((0.0945, 0.9055), abs=1e-4)
+    assert arena.wilson(0, 2)[0] == 0.0 and arena.wilson(2, 2)[1] == 1.0   # exactly, not ± rounding
+
+
+@pytest.mark.parametrize("wins, games", [(0, 2), (1, 2), (2, 2), (3, 10), (7.5, 20), (199, 200), (50, 50)])
+def test_wilson_bounds_solve_the_score_equation(wins, games):
+    # the Wilson bounds are the rates b with |wins/games - b| = z sqrt(b (1 - b) / games),
+    # one on each side of the observed rate (a bound at 0 or 1 where the rate is there)
+    z, p = 1.96, wins / games
+    low, high = arena.wilson(wins, games, z)
+    assert 0.0 <= low <= p <= high <= 1.0
+    for b in (low, high):
+        assert abs(p - b) == pytest.approx(z * np.sqrt(b * (1 - b) / games), abs=1e-12)
+    assert arena.wilson(wins, games, 2.576)[0] <= low and arena.wilson(wins, games, 2.576)[1] >= high
+
+
+def test_wilson_on_arrays_and_edge_cases():
+    low, high = arena.wilson(np.array([0, 1, 2]), 2)
+    np.testing.assert_allclose(low, [arena.wilson(k, 2)[0] for k in range(3)])
+    np.testing.assert_allclose(high, [arena.wilson(k, 2)[1] for k in range(3)])
+    assert arena.wilson(0, 0) == (0.0, 1.0)                 # no games: nothing known
+    for bad in ((3, 2), (-1, 2), (1, -2)):
+        with pytest.raises(ValueError, match="successes"):
+            arena.wilson(*bad)
+
+
+def test_win_rate_is_a_wilson_interval_with_ties_as_half():
+    result = arena.play(Duel(), [winner, loser], jax.random.key(0), num_games=2)
+    rate, low, high = result.win_rate(0)
+    assert rate == 1.0 and (low, high) == pytest.approx(arena.wilson(2, 2))   # not "100% ± 0%"
+    assert result.win_rate(1) == pytest.approx((0.0, *arena.wilson(0, 2)))
+    # a tie (return 0) is half a win; the two policies' rates add up to 1
+    tied = arena.summarize(np.array([[1.0, -1.0], [0.0, 0.0], [0.0, 0.0], [-1.0, 1.0]]))
+    assert tied.win_rate(0) == pytest.approx((0.5, *arena.wilson(2, 4)))
+    one_tie = arena.summarize(np.array([[1.0, -1.0], [0.0, 0.0]]))
+    assert one_tie.win_rate(0) == pytest.approx((0.75, *arena.wilson(1.5, 2)))
+    assert one_tie.win_rate(0)[0] + one_tie.win_rate(1)[0] == 1.0
+
+
 def honest(params, state, key):
     env = HighCard()
     obs = env.observe(state, state.current_player)

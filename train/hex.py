@@ -154,8 +154,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     _, config = parse(PRESETS, argv, prog=PROG)
     summary = train(config)
     if is_primary():
-        print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_ci95",
-                                                  "final_elo", "rounds", "self_play_games", "seconds")})
+        print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_low",
+                                                  "win_rate_vs_uct_high", "final_elo", "rounds",
+                                                  "self_play_games", "seconds")})
               + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
     return summary
 

@@ -19,6 +19,11 @@ luck of the deal cancels) and measures, for each type:
 * 95% intervals over the **deals** (each deal's mean over its 14 seatings is one
   independent sample), not over games, which share their deals. ``difference`` is
   ``points[0] - points[1]`` per deal with its interval: negative means type 0 is better.
+  Points take 1.96 standard errors (:func:`jaxgames.arena.ci95`); the share of wins takes a
+  Wilson interval (:func:`jaxgames.arena.wilson`; ties count as the split shares), which
+  stays in [0, 1] and holds near 0% and 100%, over the effective number of games that the
+  deals' spread implies, ``p(1 - p) / var(deal mean)`` (at most the games played; Korn &
+  Graubard 1998's effective sample size): ``wins_low`` to ``wins_high``.
 
 ``table_points`` is the mean over every seat: 6.5 per hand without the moon, more with it
 (a moon gives 78 points, not 26). The source's two halves are two calls: ``evaluate`` on
@@ -44,7 +49,7 @@ from jaxgames.hearts.game import Hearts
 from jaxgames.player import Player
 from jaxgames.rollout import rollout
 
-__all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "summarize"]
+__all__ = ["BREAK_EVEN", "MatchResult", "evaluate", "format_results", "honesty", "summarize", "win_interval"]
 
 #: points per hand of each of four equal players when no moon is shot: 26 / 4
 BREAK_EVEN = 6.5
@@ -65,7 +70,8 @@ class MatchResult:
     difference: float            # points[0] - points[1], per deal
     difference_ci95: float
     wins: np.ndarray             # float64 [T]  share of games won (ties split; sums to 1)
-    wins_ci95: np.ndarray        # float64 [T]
+    wins_low: np.ndarray         # float64 [T]  its 95% Wilson interval (module docstring)
+    wins_high: np.ndarray        # float64 [T]
     table_points: float          # mean points of all seats (6.5 a hand without the moon)
     seat_points: np.ndarray      # float64 [T, 4]  [type, seat]: mean points in that seat
     seat_returns: np.ndarray     # float32 [games, 4]  each seat's summed rewards
@@ -77,13 +83,17 @@ class MatchResult:
         diff = self.deal_points[:, i] - self.deal_points[:, j]
         return float(diff.mean()), A.ci95(diff)
 
+    def win_text(self, i: int = 0) -> str:
+        """Type ``i``'s share of wins with its 95% interval: '54.8% (51.2–58.3%)'."""
+        return f"{100 * self.wins[i]:.1f}% ({100 * self.wins_low[i]:.1f}–{100 * self.wins_high[i]:.1f}%)"
+
     def line(self) -> str:
         """One line: the types' points with intervals, the first two's difference, the first's
         win share."""
         a, b = self.names[:2]
         text = (f"{a} {self.points[0]:.2f} ± {self.points_ci95[0]:.2f} vs {b} {self.points[1]:.2f} ± "
                 f"{self.points_ci95[1]:.2f} points per {self.unit} (difference {self.difference:+.2f} ± "
-                f"{self.difference_ci95:.2f}); wins {a} {100 * self.wins[0]:.1f}% ± {100 * self.wins_ci95[0]:.1f}")
+                f"{self.difference_ci95:.2f}); wins {a} {self.win_text(0)}")
         seatings = self.games // self.deals
         if len(self.names) > 2:
             text += "".join(f"; {n} {p:.2f} ± {c:.2f}" for n, p, c in
@@ -162,9 +172,23 @@ def summarize(seat_returns: np.ndarray, seats: np.ndarray, names: Sequence[str],
         names=tuple(names), unit=unit, deals=deals, games=games,
         points=deal_points.mean(0), points_ci95=A.ci95(deal_points),
         difference=float(diff.mean()), difference_ci95=A.ci95(diff),
-        wins=deal_wins.mean(0), wins_ci95=A.ci95(deal_wins),
+        wins=deal_wins.mean(0), **dict(zip(("wins_low", "wins_high"), win_interval(deal_wins, games))),
         table_points=float(points.mean()), seat_points=seat_points,
         seat_returns=seat_returns.astype(np.float32), seats=seats.astype(np.int32), deal_points=deal_points)
+
+
+def win_interval(deal_wins: np.ndarray, games: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` [T]: the 95% Wilson interval of each type's share of wins from each
+    deal's share ``deal_wins [deals, T]`` (mean over its seatings), over the effective number
+    of games ``p(1 - p) / var(mean over deals)``, capped at ``games``; ``games`` itself where
+    the deals do not vary or ``p`` is 0 or 1."""
+    deals = deal_wins.shape[0]
+    p = deal_wins.mean(0)
+    var = deal_wins.var(0, ddof=1) / deals
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(var > 0, np.minimum(games, p * (1 - p) / var), games)
+    n = np.where((p > 0) & (p < 1), n, games)
+    return A.wilson(p * n, n)
 
 
 def honesty(env: Hearts, players: Sequence[Player | Policy], key: jax.Array, *, num_states: int = 16,
@@ -188,10 +212,10 @@ def honesty(env: Hearts, players: Sequence[Player | Policy], key: jax.Array, *, 
 
 def format_results(results: Sequence[MatchResult]) -> str:
     """A Markdown table, one row per match: both types' points per hand (game) with their
-    intervals, the difference, and type 0's share of wins."""
+    intervals, the difference, and type 0's share of wins with its interval."""
     head = ("| player A | player B | unit | A points | B points | A - B | A wins | games |\n"
             "|---|---|---|---|---|---|---|---|")
     rows = [f"| {r.names[0]} | {r.names[1]} | {r.unit} | {r.points[0]:.2f} ± {r.points_ci95[0]:.2f} | "
             f"{r.points[1]:.2f} ± {r.points_ci95[1]:.2f} | {r.difference:+.2f} ± {r.difference_ci95:.2f} | "
-            f"{100 * r.wins[0]:.1f}% ± {100 * r.wins_ci95[0]:.1f} | {r.games} |" for r in results]
+            f"{r.win_text(0)} | {r.games} |" for r in results]
     return "\n".join([head] + rows)

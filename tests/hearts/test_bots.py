@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import jaxgames
+from jaxgames import arena
 from jaxgames.arena import mixed_seatings
 from jaxgames.hearts import bots as B
 from jaxgames.hearts import evaluate as E
@@ -167,9 +168,26 @@ def test_summary_by_hand():
     assert r.difference == pytest.approx(diff.mean())
     assert r.difference_ci95 == pytest.approx(1.96 * diff.std(ddof=1) / np.sqrt(2))
     assert r.compare(1, 0) == pytest.approx((-diff.mean(), r.difference_ci95))
+    # the share of wins: a Wilson interval; both deals split evenly, so over all 28 games
+    np.testing.assert_allclose(wins, 0.5)
+    np.testing.assert_allclose(np.stack([r.wins_low, r.wins_high], 1), [arena.wilson(14, 28)] * 2)
+    assert r.win_text(0) in E.format_results([r]) and r.win_text(0) in r.line() and "±" not in r.win_text(0)
     assert "| a | b | hand | " in E.format_results([r]) and "28 hands (2 deals x 14 seatings)" in r.line()
     with pytest.raises(ValueError, match="multiple of the 14 seatings"):
         E.summarize(-points[:27], seats[:27], ("a", "b"), "hand")
+
+
+def test_win_interval_over_effective_games():
+    # deals won 50% and 90%: p = 0.7, var(deal mean) = 0.08 / 2, so p(1 - p) / var = 5.25 games
+    low, high = E.win_interval(np.array([[0.5, 0.5], [0.9, 0.1]]), games=28)
+    np.testing.assert_allclose([low[0], high[0]], arena.wilson(0.7 * 5.25, 5.25))
+    np.testing.assert_allclose([low[1], high[1]], arena.wilson(0.3 * 5.25, 5.25))
+    assert low[0] < 0.7 < high[0] and high[0] - 0.7 < 0.7 - low[0]   # asymmetric, toward 1
+    # deals that barely vary count as at most the games played; all won: [wilson(28, 28)]
+    low, high = E.win_interval(np.array([[0.70], [0.71]]), games=28)
+    np.testing.assert_allclose([low[0], high[0]], arena.wilson(0.705 * 28, 28))
+    low, high = E.win_interval(np.array([[1.0], [1.0]]), games=28)
+    assert high[0] == 1.0 and low[0] == pytest.approx(arena.wilson(28, 28)[0]) and low[0] < 0.9
 
 
 # -- strength through the arena ------------------------------------------------------------------------

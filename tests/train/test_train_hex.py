@@ -7,11 +7,12 @@ import jax
 import numpy as np
 import pytest
 
+from jaxgames import arena
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.sgf import from_sgf
 from train import hex as hex_train
 from train.algos import alphazero as az
-from train.games.hex import build, decay_rounds, num_models, score_against
+from train.games.hex import build, decay_rounds, num_models, score_against, write_plots
 from train.hex import PRESETS, Config
 
 TINY = ["--board-size", "3", "--phase1", "uct", "--rounds", "1", "--updates-per-round", "1", "--games-per-update", "4",
@@ -37,7 +38,21 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert 0.0 <= saved["win_rate_vs_uct"] <= 1.0 and saved["eval_games"] == 6
     assert saved["round_eval_games"] == 4 and saved["win_rate_vs_uct"] * 6 == pytest.approx(round(saved["win_rate_vs_uct"] * 6))
     assert 0.5 * (saved["win_rate_as_black"] + saved["win_rate_as_white"]) == pytest.approx(saved["win_rate_vs_uct"])
+    # win rates carry the Wilson interval of their games (asymmetric; _ci95 is half its width)
+    low, high = arena.wilson(round(saved["win_rate_vs_uct"] * 6), 6)
+    assert (saved["win_rate_vs_uct_low"], saved["win_rate_vs_uct_high"]) == pytest.approx((low, high))
+    assert saved["win_rate_vs_uct_ci95"] == pytest.approx((high - low) / 2)
+    best = arena.wilson(round(saved["best_model_win_rate_vs_uct"] * 6), 6)
+    assert (saved["best_model_win_rate_vs_uct_low"], saved["best_model_win_rate_vs_uct_high"]) == pytest.approx(best)
+    report = (run / "report.md").read_text()
+    assert (f"**{saved['win_rate_vs_uct']:.0%}** (95% Wilson interval {low:.0%} to {high:.0%};" in report
+            and f"(95% interval {best[0]:.0%} to {best[1]:.0%})" in report and "±" not in report)
     rows = read_rows(run)
+    for r in rows:   # each round's evaluation: 4 games
+        assert (r["win_rate_vs_uct_low"], r["win_rate_vs_uct_high"]) == pytest.approx(
+            arena.wilson(round(r["win_rate_vs_uct"] * 4), 4))
+        cell = f"{r['win_rate_vs_uct']:.0%} ({r['win_rate_vs_uct_low']:.0%}–{r['win_rate_vs_uct_high']:.0%})"
+        assert f"| {cell} |" in report
     assert [(r["round"], r["phase"]) for r in rows] == [(0, 1), (1, 2)]
     assert all(r["misrouted"] == 0 for r in rows)
     # the best model (best/, the one load_agent takes) is the last round at the highest rate;
@@ -66,6 +81,45 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
             assert resumed[k] == whole[k], k
     strip = lambda rs: [{k: v for k, v in r.items() if "second" not in k} for r in rs]  # noqa: E731
     assert strip(read_rows(tmp_path / "hex" / "killed")) == strip(rows)
+
+
+def test_win_rate_plot_draws_asymmetric_wilson_bars(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from matplotlib.axes import Axes
+    drawn = {"errorbar": [], "axhline": [], "xlabel": []}
+    errorbar, axhline, set_ = Axes.errorbar, Axes.axhline, Axes.set
+
+    def spy_errorbar(self, x, y, yerr=None, **kw):
+        drawn["errorbar"].append((np.asarray(yerr), kw.get("label")))
+        return errorbar(self, x, y, yerr=yerr, **kw)
+
+    def spy_axhline(self, y=0, *a, **kw):
+        drawn["axhline"].append((y, kw.get("label")))
+        return axhline(self, y, *a, **kw)
+
+    def spy_set(self, **kw):
+        if "xlabel" in kw:
+            drawn["xlabel"].append(kw["xlabel"])
+        return set_(self, **kw)
+
+    monkeypatch.setattr(Axes, "errorbar", spy_errorbar)
+    monkeypatch.setattr(Axes, "axhline", spy_axhline)
+    monkeypatch.setattr(Axes, "set", spy_set)
+    (low2, high2), (low0, high0) = arena.wilson(2, 2), arena.wilson(0, 2)
+    rows = [{"round": 0, "win_rate_vs_uct": 1.0, "win_rate_vs_uct_low": low2, "win_rate_vs_uct_high": high2,
+             "loss": 1.0, "value_loss": 0.5, "policy_loss": 0.5},
+            {"round": 1, "win_rate_vs_uct": 0.0, "win_rate_vs_uct_low": low0, "win_rate_vs_uct_high": high0,
+             "loss": 0.9, "value_loss": 0.4, "policy_loss": 0.5}]
+    write_plots(SimpleNamespace(plots=tmp_path), rows, {-1: 0.0, 0: 10.0, 1: -20.0})
+    (yerr, label), = drawn["errorbar"]
+    # 2 of 2 games: a bar down to 34%, none up; 0 of 2: none down, up to 66% (not zero-width)
+    np.testing.assert_allclose(yerr, [[1.0 - low2, 0.0], [0.0, high0]])
+    assert "Wilson" in label
+    assert (0.5, "even (50%)") in drawn["axhline"]
+    assert drawn["xlabel"] == ["round"] * 3           # win rate, losses and Elo: one x-axis
+    for png in ("win_rate.png", "losses.png", "elo.png"):
+        assert (tmp_path / png).stat().st_size > 5_000
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 import jaxgames
+from jaxgames.arena import wilson
 from jaxgames.core import random_policy
 from jaxgames.game2048 import players
 from jaxgames.game2048.board import BoardModel
@@ -136,6 +137,13 @@ def tile_rate(hist: np.ndarray, variant: str, tile: int = 2048) -> tuple[float, 
     return float(hist[values >= tile].sum()), int(hist.sum())
 
 
+def rate_interval(s: dict, tile: int) -> tuple[float, float, float]:
+    """(rate, low, high): the share of an evaluation's games ``s`` (``GameStats.summary()``)
+    reaching ``tile``, with its 95% Wilson interval."""
+    rate, games = s[f"rate_{tile}"], s["games"]
+    return (rate, *wilson(round(rate * games), games))
+
+
 def write_plots(rundir, rows, per_depth) -> None:
     games = [r["train_games"] for r in rows]
     line_plot(rundir.plots / "learning_curve.png",
@@ -145,10 +153,12 @@ def write_plots(rundir, rows, per_depth) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.8 / max(len(per_depth), 1)
     for i, (depth, s) in enumerate(sorted(per_depth.items())):
-        ax.bar(np.arange(len(TILES)) + i * width, [s[f"rate_{t}"] for t in TILES], width,
-               label=f"depth {depth} ({s['games']} games)")
+        rate, low, high = np.array([rate_interval(s, t) for t in TILES]).T
+        ax.bar(np.arange(len(TILES)) + i * width, rate, width, label=f"depth {depth} ({s['games']} games)",
+               yerr=np.maximum([rate - low, high - rate], 0.0), capsize=2)
     ax.set_xticks(np.arange(len(TILES)) + width * (len(per_depth) - 1) / 2, [str(t) for t in TILES])
-    ax.set(title="Share of games reaching each tile", xlabel="tile", ylabel="rate", ylim=(0, 1))
+    ax.set(title="Share of games reaching each tile (95% Wilson intervals)", xlabel="tile", ylabel="rate",
+           ylim=(0, 1))
     ax.legend()
     fig.tight_layout()
     fig.savefig(rundir.plots / "tile_rates.png", dpi=110)
@@ -156,8 +166,12 @@ def write_plots(rundir, rows, per_depth) -> None:
 
 
 def report(config, summary: dict, per_depth: dict) -> str:
+    def rate(s, tile):
+        r, low, high = rate_interval(s, tile)
+        return f"{r:.1%} ({low:.1%}–{high:.1%})"
+
     rows = [[f"{d}-ply" if d == 1 else f"{d}-ply expectimax", s["games"], round(s["avg_score"]), s["max_score"],
-             f"{s['rate_2048']:.1%}", f"{s['rate_8192']:.1%}", f"{s['rate_16384']:.1%}"]
+             rate(s, 2048), rate(s, 8192), rate(s, 16384)]
             for d, s in sorted(per_depth.items())]
     rows += [[f"{name} (baseline)", config.final_games, round(summary[f"{name.replace('-', '_')}_avg_score"]),
               "", "", "", ""] for name in ("random", "greedy-reward")]
@@ -166,6 +180,7 @@ def report(config, summary: dict, per_depth: dict) -> str:
             f"{summary['moves_per_second']:,.0f} moves/s; α = {config.learning_rate}, λ = {config.lam}, "
             f"TC = {config.tc}, optimistic init = {config.optimistic_init}, patterns {config.patterns}, "
             f"{config.num_games} games in parallel; {summary['seconds']:.0f} s in all. Evaluation "
-            f"games are played in the arena.\n\n"
+            f"games are played in the arena; the tile columns give the share of games reaching the tile "
+            f"with its 95% Wilson interval.\n\n"
             + markdown_table(["player", "games", "avg score", "max score", "2048", "8192", "16384"], rows)
             + "\n![learning curve](plots/learning_curve.png)\n\n![tile rates](plots/tile_rates.png)\n")

@@ -138,9 +138,11 @@ def score_against(metrics, opponents) -> float | None:
 
 def versus_uct(res) -> dict:
     """The agent's results against plain UCT (policy 0 of the arena result ``res``): its win
-    rate with a 95% interval, and per colour."""
-    rate, ci = res.win_rate(0)
-    return {"win_rate_vs_uct": rate, "win_rate_vs_uct_ci95": ci,
+    rate with its 95% Wilson interval (``_low``, ``_high``; asymmetric about the rate, so
+    ``_ci95`` is half its width, not rate ± ``_ci95``), and per colour."""
+    rate, low, high = res.win_rate(0)
+    return {"win_rate_vs_uct": rate, "win_rate_vs_uct_ci95": (high - low) / 2,
+            "win_rate_vs_uct_low": low, "win_rate_vs_uct_high": high,
             "win_rate_as_black": float(res.seat_mean[0, 0] + 1) / 2,
             "win_rate_as_white": float(res.seat_mean[0, 1] + 1) / 2}
 
@@ -166,7 +168,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             # this process's first device (fed arrays spread over the mesh, it would run whole
             # on every device of it); every process gets the same results
             res = uct_arena([to_host(learner.params(carry)), None], jax.random.fold_in(eval_key, step))
-            rate, _ = res.win_rate(0)
+            rate = res.win_rate(0)[0]
             # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
             row = {"round": step // config.updates_per_round - phase1_rounds(config), "phase": int(m["phase"][-1]),
                    "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
@@ -224,7 +226,9 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         if best_is_last:
             best_model, best_round = final, last["round"]
         elif best_params is None:       # best/ unreadable: said on stderr, left out
-            best_model, best_round = {"win_rate_vs_uct": None, "win_rate_vs_uct_ci95": None}, None
+            best_model = dict.fromkeys(("win_rate_vs_uct", "win_rate_vs_uct_ci95", "win_rate_vs_uct_low",
+                                        "win_rate_vs_uct_high"))
+            best_round = None
         else:
             best_model = versus_uct(final_arena([to_host(best_params), None], final_key))
             best_round = best_step // config.updates_per_round - phase1_rounds(config)
@@ -236,8 +240,6 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                 write_sgf(rundir.path / "sgf", actions, config)
         summary = {
             "board_size": config.board_size, **final,
-            "win_rate_vs_uct_low": max(0.0, final["win_rate_vs_uct"] - final["win_rate_vs_uct_ci95"]),
-            "win_rate_vs_uct_high": min(1.0, final["win_rate_vs_uct"] + final["win_rate_vs_uct_ci95"]),
             "uct_simulations": config.uct_simulations, "agent_simulations": eval_simulations(config),
             "eval_games": config.final_eval_games or config.eval_games,
             "round_eval_games": config.eval_games, "rounds": num_rounds(config),
@@ -247,8 +249,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "final_elo": ratings.get(last["generation"]),
             "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
             "best_model_round": best_round,
-            "best_model_win_rate_vs_uct": best_model["win_rate_vs_uct"],
-            "best_model_win_rate_vs_uct_ci95": best_model["win_rate_vs_uct_ci95"],
+            **{f"best_model_{k}": best_model[k] for k in ("win_rate_vs_uct", "win_rate_vs_uct_ci95",
+                                                          "win_rate_vs_uct_low", "win_rate_vs_uct_high")},
             "seconds": time.time() - start,
         }
         if rundir.writes:
@@ -268,13 +270,23 @@ def write_sgf(folder, actions, config) -> None:
         (folder / f"game{i + 1}.sgf").write_text(text + "\n")
 
 
+def interval(r: dict, key: str = "win_rate_vs_uct") -> str:
+    """``r[key]`` and its 95% interval, in percent: '100% (34%–100%)'."""
+    return f"{r[key]:.0%} ({r[key + '_low']:.0%}–{r[key + '_high']:.0%})"
+
+
 def write_plots(rundir, rows, ratings) -> None:
+    """``win_rate.png`` (each round's model against UCT, asymmetric 95% Wilson bars),
+    ``losses.png`` and ``elo.png``, all over rounds: generation g of the pool is round g's model
+    (round 0: phase 1's, or the initial network when there is no phase 1)."""
     rounds = [r["round"] for r in rows]
     rate = np.array([r["win_rate_vs_uct"] for r in rows])
-    ci = np.array([r["win_rate_vs_uct_ci95"] for r in rows])
+    bars = np.array([[r["win_rate_vs_uct"] - r["win_rate_vs_uct_low"] for r in rows],
+                     [r["win_rate_vs_uct_high"] - r["win_rate_vs_uct"] for r in rows]])
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    ax.errorbar(rounds, rate, yerr=ci, marker="o", capsize=3, label="win rate vs plain UCT (95%)")
-    ax.axhline(0.5, linestyle="--", color="k", linewidth=1)
+    ax.errorbar(rounds, rate, yerr=np.maximum(bars, 0.0), marker="o", capsize=3,
+                label="win rate vs plain UCT (95% Wilson interval)")
+    ax.axhline(0.5, linestyle="--", color="k", linewidth=1, label="even (50%)")
     ax.set(title="Hex: the newest model against plain UCT", xlabel="round", ylabel="win rate", ylim=(0, 1))
     ax.grid(alpha=0.3)
     ax.legend()
@@ -286,13 +298,18 @@ def write_plots(rundir, rows, ratings) -> None:
               title="Hex training losses (eq. (3), per round)", xlabel="round", ylabel="loss")
     gens = sorted(g for g in ratings if g >= 0)
     line_plot(rundir.plots / "elo.png", {"model": (gens, [ratings[g] for g in gens])},
-              hlines={"plain UCT": 0.0}, title="Elo of each pool model (plain UCT = 0)",
-              xlabel="generation", ylabel="Elo")
+              hlines={"plain UCT": 0.0}, title="Elo of each round's model (plain UCT = 0)",
+              xlabel="round", ylabel="Elo")
 
 
 def report(config, summary, rows, ratings) -> str:
+    def colour(name):   # the final evaluation's rate with one colour, over its half of the games
+        rate, games = summary[f"win_rate_as_{name}"], summary["eval_games"] // 2
+        low, high = arena_lib.wilson(round(rate * games), games)
+        return f"{rate:.0%} ({low:.0%}–{high:.0%})"
+
     table = [[r["round"], "1 (UCT labels)" if r["phase"] == 1 else "2 (self-play)",
-              f"{r['win_rate_vs_uct']:.0%} ± {r['win_rate_vs_uct_ci95']:.0%}",
+              interval(r),
               f"{r['win_rate_as_black']:.0%} / {r['win_rate_as_white']:.0%}",
               "" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}",
               r["loss"], r["value_loss"], r["policy_loss"]] for r in rows]
@@ -317,16 +334,17 @@ def report(config, summary, rows, ratings) -> str:
         f"{'' if not config.elo_opponents else f'of the {config.elo_opponents} most recent '}(UCT = 0). "
         f"Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
         f"Final win rate against UCT over {summary['eval_games']} games: "
-        f"**{summary['win_rate_vs_uct']:.0%}** (95% interval {summary['win_rate_vs_uct_low']:.0%} "
-        f"to {summary['win_rate_vs_uct_high']:.0%}; {summary['win_rate_as_black']:.0%} as Black, "
-        f"{summary['win_rate_as_white']:.0%} as White). "
+        f"**{summary['win_rate_vs_uct']:.0%}** (95% Wilson interval {summary['win_rate_vs_uct_low']:.0%} "
+        f"to {summary['win_rate_vs_uct_high']:.0%}; {colour('black')} as Black, {colour('white')} as "
+        f"White, each over half the games). "
         + ("" if summary["best_model_round"] is None else
            f"The run's best model (round {summary['best_model_round']}, the best against UCT in the "
            f"rounds' evaluations; kept in `best/`, the agent `jaxgames.hex.play` and `load_agent` "
            f"take) over the same games: **{summary['best_model_win_rate_vs_uct']:.0%}** "
-           f"(± {summary['best_model_win_rate_vs_uct_ci95']:.0%}). ")
+           f"(95% interval {summary['best_model_win_rate_vs_uct_low']:.0%} to "
+           f"{summary['best_model_win_rate_vs_uct_high']:.0%}). ")
         + "The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
-        + markdown_table(["round", "phase", "vs UCT", "as Black / White", "Elo", "loss",
+        + markdown_table(["round", "phase", "vs UCT (95% Wilson interval)", "as Black / White", "Elo", "loss",
                           "value loss", "policy loss"], table)
         + "\n![win rate](plots/win_rate.png)\n\n![losses](plots/losses.png)\n\n![Elo](plots/elo.png)\n"
     )
