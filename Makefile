@@ -30,9 +30,25 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest -n 2 --dist loadfile
 
+# Every bench in bench/ once, at small settings (a smoke run of each, not the documented
+# figures): those come from each bench's defaults, `python -m bench.<name>` (--help lists its options).
 bench: $(VENV)/.installed-dev
-	$(PY) -m bench.ten_half
-	$(PY) -m bench.game2048_env
+	$(PY) -m bench.ten_half --episodes 50000 --python-episodes 20000
+	$(PY) -m bench.rng
+	$(PY) -m bench.game2048_env --batch 256 --steps 50 --repeats 2
+	$(PY) -m bench.game2048_train --seconds 3
+	$(PY) -m bench.hex_env --batch 256 --steps 50 --repeats 2
+	$(PY) -m bench.hex_uct --size 7 --batch 8 --simulations 100 --peer-games 1
+	$(PY) -m bench.hex_network --batches 1,32 --repeats 2 --calls 5
+	$(PY) -m bench.hex_selfplay --size 5 --batch 16 --simulations 8 --no-pipeline
+	$(PY) -m bench.arena --size 5 --games 4 --simulations 8 --uct-simulations 16 --repeats 1
+	$(PY) -m bench.distributed --game ten_half --no-kill
+	$(PY) -m bench.hand_eval --log2-batch 16 --repeats 3 --peer-hands 10000
+	$(PY) -m bench.hand_eval_exhaustive --no-peer
+	$(PY) -m bench.holdem_env --batch 256 --repeats 1 --peer-hands 100 --steps 20
+	$(PY) -m bench.holdem_bots --quick
+	$(PY) -m bench.hearts_env --batch 128 --repeats 1 --peer-seconds 1
+	$(PY) -m bench.hearts_bots --bots pie,rule,random --deals 2 --game-deals 0 --speed-batch 8 --no-honesty
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
