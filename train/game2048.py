@@ -19,6 +19,7 @@ from typing import Sequence
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.common import RunConfig, exit_on_user_error, parse
+from train.common.config import check_int32, check_memory
 from train.games import game2048 as lib
 
 GAME = lib.GAME
@@ -34,6 +35,8 @@ class Config(RunConfig):
     """2048 n-tuple TD learning (afterstates, 8 symmetries) with expectimax evaluation."""
 
     RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every"}
+    # bounded by its updates, train_moves / num_games, the driver's int32 count (validate)
+    WIDE_INT_FIELDS = RunConfig.WIDE_INT_FIELDS | {"train_moves"}
 
     variant: str = "2048"
     """Game variant: 2048 or 2584 (Fibonacci)."""
@@ -100,6 +103,35 @@ class Config(RunConfig):
             raise ValueError(f"final_depths must be in 1..3, got {self.final_depths}")
         if self.init_tables and not pathlib.Path(self.init_tables).is_file():
             raise ValueError(f"init_tables: no file {self.init_tables}")
+        check_int32("train_moves / num_games (the updates)", self.train_moves // self.num_games,
+                    "the driver numbers the updates in an int32")
+        check_memory(*self.memory())
+
+    def memory(self) -> tuple[dict[str, int], dict[str, int]]:
+        """``(held, passing)`` bytes for :func:`train.common.config.check_memory`: the n-tuple
+        tables and the games' traces all along; a chunk's stacked metrics, an update's
+        afterstates, or an evaluation's games (expectimax to depth d reads 4 (32 * 4)^(d - 1)
+        afterstates per move of each game) for a while. The largest arrays only: a lower bound."""
+        net = self.network()
+        features = net.num_features
+        slots = self.trace_length if self.lam > 0 else 1
+        held = {
+            "the n-tuple tables (patterns, base, tc)":
+                len(net.patterns) * net.table_size * (3 if self.tc else 1) * 4,
+            "the games' afterstate traces (num_games, trace_length)":
+                self.num_games * (16 + slots * (4 * features + 4) + 12),
+        }
+        per_afterstate = 16 + 8 * features   # a board, its feature indices and their weights
+        deep = max(self.final_depths)
+        passing = {
+            "a chunk's metrics (updates_per_chunk)": min(self.updates_per_chunk, self.num_updates) * 144,
+            "an update's afterstates (num_games)": self.num_games * 4 * per_afterstate,
+            "the evaluation games (eval_games, final_games)":
+                max(self.eval_games, self.final_games) * 4 * per_afterstate,
+            "the deep evaluation games (final_games_deep, final_depths)":
+                (self.final_games_deep * 4 * 128 ** (deep - 1) * per_afterstate if deep > 1 else 0),
+        }
+        return held, passing
 
 
 def parse_patterns(text: str) -> tuple[tuple[int, ...], ...]:

@@ -13,11 +13,18 @@ report.md and summary.json. Runs on several hosts as it is (docs/training.md):
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import pathlib
 import sys
 from typing import Sequence
 
+import jax
+
+import jaxgames
+from jaxgames.ten_half import dp
 from train.common import RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary, parse
+from train.common.config import check_memory
 from train.games import ten_half as lib
 
 GAME = lib.GAME
@@ -61,10 +68,37 @@ class Config(RunConfig):
         if self.arena_games < 1:
             raise ValueError("arena_games must be >= 1")
         check_divisible(self.episodes_per_update)
+        check_memory(*self.memory())
+
+    def memory(self) -> tuple[dict[str, int], dict[str, int]]:
+        """``(held, passing)`` bytes for :func:`train.common.config.check_memory`: the Q tables
+        all along (tiny); for a while an update's episodes (each decision's keys, random word,
+        record, return and weight, about 64 bytes, and the game's state), a chunk's metrics
+        (each method's greedy policy per update) or the arena's games. A lower bound.
+        (The counts themselves, ``episodes`` above all, the learners keep in int32: the bound
+        of every integer field, RunConfig.validate.)"""
+        state = _state_bytes()
+        methods = len(lib.METHODS)
+        held = {"the Q tables": methods * 2 * dp.NUM_STATES * 2 * 4}
+        passing = {
+            "an update's episodes (episodes_per_update)":
+                methods * self.episodes_per_update * (64 * lib.MAX_DECISIONS + 2 * state),
+            "a chunk's metrics (updates_per_chunk)":
+                min(self.updates_per_chunk, self.num_updates) * methods * (dp.NUM_STATES + 8),
+            "the arena's games (arena_games)": self.arena_games * (2 * state + 64),
+        }
+        return held, passing
 
     @property
     def num_updates(self) -> int:
         return self.episodes // self.episodes_per_update
+
+
+@functools.lru_cache(maxsize=None)
+def _state_bytes() -> int:
+    """Bytes of one game's state."""
+    state = jax.eval_shape(lambda: jaxgames.make(GAME).init(jax.random.key(0)))
+    return sum(math.prod(x.shape) * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
 
 
 PRESETS = {

@@ -165,3 +165,35 @@ def test_tile_rates_read_tile_values_in_both_variants():
     # 2584: exponents 11 and 12 are 144 and 233; 17 is 2584 (the first worth >= 2048), 18 4181
     assert lib.tile_rate(hist, "2584") == (7.0, 10)
     assert lib.tile_rate(hist, "2584", tile=4096) == (4.0, 10)
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--num-gamez", "4"], "unknown flag --num-gamez (did you mean --num-games?)"),
+    (["--final-depths", "1", "deep"], "--final-depths needs an integer, got 'deep'"),
+    (["--train-moves", str(10**30)],
+     "invalid configuration: train_moves / num_games (the updates) = 7,812,500,000,000,000,000,000,000,000 "
+     "is past 2,147,483,647 (2**31 - 1): the driver numbers the updates in an int32"),
+    (["--num-games", str(2**31)], "num_games must be at most 2,147,483,647 (2**31 - 1)"),
+    (["--patterns", " ".join(["0,1,2,3,4,5,6"] * 9)],
+     "its largest part is the n-tuple tables (patterns, base, tc), 9 GiB"),
+    (["--final-depths", "1", "3", "--final-games-deep", "1000"],
+     "its largest part is the deep evaluation games (final_games_deep, final_depths)"),
+    (["--num-games", "100000000"], "its largest part is an update's afterstates (num_games)"),
+])
+def test_unknown_flags_and_huge_budgets_are_one_line_before_anything_is_made(argv, line, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        game2048.main(argv + ["--runs-dir", str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("python -m train.game2048: error: ")
+    assert line in err
+    assert not (tmp_path / "game2048").exists()
+
+
+def test_the_largest_budget_within_the_bounds_is_accepted():
+    from train.common.config import INT32_MAX, parse
+    moves = INT32_MAX * 128
+    _, c = parse(game2048.PRESETS, ["--train-moves", str(moves)])
+    assert c.num_updates == INT32_MAX
+    # the full preset's tables with TC (three columns), and 8 patterns of 6: 1.5 GiB
+    parse(game2048.PRESETS, ["--preset", "full", "--tc", "--patterns", " ".join(["0,1,2,3,4,5"] * 8)])

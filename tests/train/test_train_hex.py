@@ -130,7 +130,7 @@ def test_win_rate_plot_draws_asymmetric_wilson_bars(tmp_path, monkeypatch):
     (["--alpha", "1.5"], "alpha"),
     (["--games-per-update", "3"], "games_per_update"),
     (["--learning-rate", "nan"], "learning_rate"),
-    (["--simulationz", "4"], "simulationz"),
+    (["--simulationz", "4"], "python -m train.hex: error: unknown flag --simulationz (did you mean --simulations?)\n"),
     (["--elo-opponents", "-1"], "elo_opponents"),
     (["--anchor-fraction", "1.5"], "anchor_fraction"),
     (["--phase1-value", "mean"], "phase1_value"),
@@ -144,7 +144,8 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         hex_train.main(argv + ["--runs-dir", str(tmp_path)])
     assert e.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1
     assert not (tmp_path / "hex").exists()
 
 
@@ -212,3 +213,51 @@ def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
     assert (cfg.learner.games_per_update, cfg.learner.anchor_fraction, cfg.learner.average_decay,
             cfg.learner.sample_moves) == (64, 0.5, 0.9, 3)
     assert cfg.updates_per_round == PRESETS["quick"].updates_per_round
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rounds", str(10**30)], "rounds must be at most 2,147,483,647 (2**31 - 1): the run's counters"),
+    (["--rounds", "100000000", "--board-size", "3"],
+     "the games ((phase 1 +) rounds x updates_per_round x games_per_update) = 204,800,000,000 is past "
+     "2,147,483,647 (2**31 - 1): the learner counts its games in an int32"),
+    (["--rounds", "20000", "--board-size", "3"],
+     "8 GiB memory cap (MEMORY_CAP in train/common/config.py); its largest part is the league's pool of "
+     "past models and their results table (rounds, network size)"),
+    (["--network", "resnet", "--resnet-channels", "4096"], "(rounds, network size)"),
+    (["--simulations", "100000"], "its largest part is an update's self-play games and searches "
+                                  "(games_per_update, simulations)"),
+    (["--buffer-size", "1000000000"], "its largest part is the replay buffer (buffer_size)"),
+    (["--batch-size", "10000000"], "its largest part is an SGD minibatch's activations (batch_size)"),
+    (["--final-eval-games", "100000"], "its largest part is the games against UCT (eval_games, final_eval_games"),
+    (["--elo-games", "100000"], "its largest part is the Elo games (elo_games, eval_simulations)"),
+    (["--phase1", "uct", "--phase1-simulations", "1000000"], "phase 1's UCT labels"),
+    (["--anchor-fraction", "0.5", "--anchor-simulations", "1000000"], "the UCT anchor's searches"),
+])
+def test_huge_budgets_are_refused_in_one_line_before_the_run_folder(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        hex_train.main(argv + ["--runs-dir", str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("python -m train.hex: error: invalid configuration: ")
+    assert message in err
+    assert not (tmp_path / "hex").exists()
+
+
+def test_budgets_under_the_bounds_are_accepted():
+    from train.common.config import MEMORY_CAP, memory_estimate, parse
+    _, c = parse(PRESETS, ["--preset", "full", "--rounds", "2000"])   # 2001 models of 11x11: ~2 GiB
+    assert memory_estimate(*c.memory())[0] < MEMORY_CAP
+    for preset in PRESETS.values():
+        assert memory_estimate(*preset.memory())[0] < MEMORY_CAP / 8
+
+
+@pytest.mark.parametrize("argv", [["--board-size", "3"], [], ["--board-size", "11"], ["--board-size", "19"],
+                                  ["--network", "resnet"], ["--network", "resnet", "--board-size", "3",
+                                   "--resnet-blocks", "0", "--resnet-channels", "5"],
+                                  ["--network", "resnet", "--board-size", "13", "--resnet-blocks", "2"]])
+def test_param_count_is_the_networks_own(argv):
+    from train.common.config import parse
+    _, c = parse(PRESETS, argv)
+    net = hex_network.make(c.board_size, kind=c.network, **hex_network.size_options(
+        c.network, resnet_blocks=c.resnet_blocks, resnet_channels=c.resnet_channels))
+    assert hex_train.param_count(c) == hex_network.num_params(jax.eval_shape(net.init, jax.random.key(0)))

@@ -102,3 +102,35 @@ def test_four_devices_match_one():
     assert one["devices"] == 1 and four["devices"] == 4
     for m in ("on_policy", "off_policy"):
         np.testing.assert_allclose(four[m], one[m], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--episodez", "5"], "unknown flag --episodez (did you mean --episodes?)"),
+    (["--episodes", "many"], "--episodes needs an integer, got 'many'"),
+    (["--episodes", str(10**30)],
+     f"invalid configuration: episodes must be at most 2,147,483,647 (2**31 - 1): the run's counters "
+     f"and array sizes are int32, got {10**30}"),
+    (["--episodes", str(10**31), "--episodes-per-update", str(10**31)], "episodes must be at most 2,147,483,647"),
+    (["--episodes", str(10**31), "--episodes-per-update", str(10**31), "--resume"],
+     "episodes must be at most 2,147,483,647"),
+    (["--episodes", "200000000", "--episodes-per-update", "100000000"],
+     "8 GiB memory cap (MEMORY_CAP in train/common/config.py); its largest part is an update's "
+     "episodes (episodes_per_update)"),
+])
+def test_unknown_flags_and_huge_budgets_are_one_line_before_anything_is_made(argv, line, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        ten_half.main(argv + ["--runs-dir", str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("python -m train.ten_half: error: ")
+    assert line in err
+    assert not (tmp_path / "ten_half").exists()
+
+
+def test_the_largest_budget_within_the_bounds_is_accepted():
+    from train.common.config import INT32_MAX, parse
+    episodes = INT32_MAX // 1000 * 1000
+    _, c = parse(ten_half.PRESETS, ["--episodes", str(episodes), "--episodes-per-update", "1000"])
+    assert c.episodes == episodes and c.num_updates == INT32_MAX // 1000
+    _, c = parse(ten_half.PRESETS, ["--episodes", "10000000", "--episodes-per-update", "10000000"])
+    assert c.episodes_per_update == 10_000_000   # ~6 GiB of episodes: under the cap

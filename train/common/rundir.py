@@ -8,6 +8,10 @@ summary.json. Plain JSON and Markdown only. The rules are in ``docs/runs.md``:
   is created, so a refused command leaves nothing behind;
 - ``--resume`` compares only the fields that change results (``RunConfig.RUN_ONLY_FIELDS``
   may differ) and names the field that differs with both values;
+- config.json records the game (``"game"``): ``--resume``, or a fresh start, into a folder
+  holding another game's run says whose run it is instead of blaming a field. A config.json
+  written before the field existed is judged by its fields (it shares few of this game's)
+  and by the name of its folder's parent, ``runs/<game>/`` (a link may make it another);
 - files are replaced atomically; a partial last line of metrics.jsonl (a kill during a write)
   is dropped with a warning;
 - in a multi-host run (``train/common/distributed.py``) process 0 alone checks, locks and
@@ -38,6 +42,10 @@ from train.common.checkpoint import Checkpointer
 from train.common.errors import UserError
 
 LOCK_NAME = "run.lock"
+#: config.json's entry naming the game of the run (``runs/<game>/``)
+GAME_KEY = "game"
+# fields every pipeline's config has (RunConfig's): they say nothing of the game
+_SHARED_KEYS = frozenset({"seed", "run_name", "runs_dir", "resume", "keep_checkpoints", "progress"})
 # What a fresh start may find in a run folder that has no config.json yet: the scaffolding an
 # earlier attempt leaves when it is killed before it wrote config.json (written last).
 _SCAFFOLDING = {LOCK_NAME, "metrics.jsonl", "plots"}
@@ -66,6 +74,7 @@ class RunDir:
         name = getattr(config, "run_name", "")
         if not name or name in (".", "..") or "/" in name or os.sep in name:
             raise RunDirError(f"run name must be a plain folder name, got {name!r}")
+        self.game = game
         self.path = pathlib.Path(root) / game / name
         self.plots = self.path / "plots"
         self.checkpoints = self.path / LATEST
@@ -74,6 +83,10 @@ class RunDir:
         # the rows in memory and learn process 0's verdict, so that all stop alike.
         self.writes = distributed.is_primary()
         config_json = _config_dict(config)
+        if GAME_KEY in config_json:
+            raise ValueError(f"a config field may not be named {GAME_KEY!r}: config.json keeps the game there")
+        self._config_keys = frozenset(config_json)
+        config_json = {GAME_KEY: game, **config_json}
         run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
         if not distributed.is_multiprocess():
             self._open(config_json, run_only, resume)
@@ -189,9 +202,43 @@ class RunDir:
 
     # -- checks ------------------------------------------------------------------------------
 
+    def _whose(self, other: str, old: dict) -> str:
+        """Whose run the folder holds, when not this game's (``other`` from _other_game)."""
+        if other:
+            return f"holds a run of {other}, not of {self.game}"
+        foreign = sorted(set(old) - self._config_keys - {GAME_KEY})
+        return (f"is not a run of {self.game} (its config.json has "
+                f"{', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, which {self.game} runs do not)")
+
     def _exists_error(self) -> RunDirError:
+        saved = self.path / "config.json"
+        try:
+            old = json.loads(saved.read_text())
+        except (OSError, ValueError):
+            old = None
+        if isinstance(old, dict):
+            other = self._other_game(old)
+            if other is not None:
+                return RunDirError(f"{self.path} {self._whose(other, old)}: choose another --run-name")
         return RunDirError(f"{self.path} already holds a run: pass --resume to continue it or "
                            f"choose another --run-name")
+
+    def _other_game(self, old: dict) -> str | None:
+        """The game of the run whose config is ``old`` when it is not this one: its name
+        (recorded, or its folder's parent's), "" when unknown; None when it is this game's."""
+        if GAME_KEY in old:
+            return None if old[GAME_KEY] == self.game else str(old[GAME_KEY])
+        # written before config.json recorded the game: a run of this game shares most of
+        # the fields of this game's config (a field or two may have come or gone since)
+        mine = set(self._config_keys) - _SHARED_KEYS
+        theirs = set(old) - _SHARED_KEYS
+        if not mine or len(mine & theirs) * 2 >= min(len(mine), len(theirs) or 1):
+            return None
+        try:
+            parent = self.path.resolve().parent.name
+        except OSError:
+            parent = ""
+        return parent if parent and parent != self.game else ""
 
     def _check_fresh_folder(self) -> None:
         if self.path.exists():
@@ -213,9 +260,13 @@ class RunDir:
         except (OSError, ValueError) as e:
             raise RunDirError(f"--resume: {saved} is unreadable ({e}); this run cannot be "
                               f"resumed, start another --run-name") from None
+        other = self._other_game(old)
+        if other is not None:
+            raise RunDirError(f"--resume: {self.path} {self._whose(other, old)}: choose another "
+                              f"--run-name")
         missing = object()
         for k in sorted(set(old) | set(config)):
-            if k in run_only:
+            if k in run_only or k == GAME_KEY:
                 continue
             a, b = old.get(k, missing), config.get(k, missing)
             if a != b:

@@ -104,3 +104,186 @@ def test_resumed_run_checkpoints_where_an_unbroken_run_does(tmp_path):
     unbroken = run(update, jnp.float32(0), jax.random.key(0), Schedule(num_updates=8, chunk_size=2),
                    on_chunk=lambda *a: {}, display=Display(enabled=False))
     assert float(resumed.carry) == float(unbroken.carry)
+
+
+# -- the command line: one line and exit 2 for what tyro would box ---------------------------
+
+import json  # noqa: E402
+from typing import Annotated  # noqa: E402
+
+import tyro  # noqa: E402
+
+from train.common.config import (INT32_MAX, MEMORY_CAP, check_int32, check_memory,  # noqa: E402
+                                 memory_estimate)
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyLearner:
+    momentum: float = 0.9
+    batch_size: int = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyOptions:
+    depth: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class NestedConfig(RunConfig):
+    steps: int = 10
+    fast: bool = False
+    weights: tuple[int, ...] = (1, 2)
+    learner: Annotated[ToyLearner, tyro.conf.OmitArgPrefixes] = ToyLearner()
+    options: ToyOptions = ToyOptions()
+
+
+NESTED = {"quick": NestedConfig()}
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--stepz", "3"], "unknown flag --stepz (did you mean --steps?)"),
+    (["--momentun", "0.5"], "unknown flag --momentun (did you mean --momentum?)"),      # nested, no prefix
+    (["--batch-sise", "4"], "unknown flag --batch-sise (did you mean --batch-size?)"),
+    (["--options.dept", "4"], "unknown flag --options.dept (did you mean --options.depth?)"),  # prefixed
+    (["--no-fats"], "unknown flag --no-fats (did you mean --no-fast?)"),
+    (["--learner.momentum", "0.5"], "unknown flag --learner.momentum (did you mean --momentum?)"),
+    (["--zzzzzzzz", "1"], "unknown flag --zzzzzzzz (see --help)"),
+    (["--steps", "many"], "--steps needs an integer, got 'many'"),
+    (["--steps=1.5"], "--steps needs an integer, got '1.5'"),
+    (["--momentum", "fast"], "--momentum needs a number, got 'fast'"),
+    (["--weights", "1", "x"], "--weights needs an integer, got 'x'"),
+    (["--steps"], "--steps needs a value"),
+    (["--steps", "--fast"], "--steps needs a value"),
+    (["--fast=yes"], "--fast takes no value (use --fast alone)"),
+    (["--steps", "3", "4"], "unexpected argument '4' (every value follows its --flag; see --help)"),
+    (["extra"], "unexpected argument 'extra' (every value follows its --flag; see --help)"),
+])
+def test_a_bad_command_line_is_one_line_naming_the_nearest_flag(argv, line, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse(NESTED, argv, prog="toy")
+    assert e.value.code == 2
+    assert capsys.readouterr().err == f"toy: error: {line}\n"
+
+
+def test_every_spelling_tyro_takes_gets_through():
+    _, c = parse(NESTED, ["--steps=7", "--fast", "--batch_size", "4", "--momentum", "-0.5",
+                          "--options.depth", "3", "--weights", "-1", "5", "--run_name", "r"])
+    assert (c.steps, c.fast, c.learner, c.options.depth, c.weights, c.run_name) == (
+        7, True, ToyLearner(momentum=-0.5, batch_size=4), 3, (-1, 5), "r")
+    assert parse(NESTED, ["--fast", "--no-fast", "--weights"])[1].fast is False
+
+
+def test_help_still_lists_the_flags(capsys):
+    with pytest.raises(SystemExit) as e:
+        parse(NESTED, ["--steps", "x", "--help"], prog="toy")
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--steps" in out and "--momentum" in out and "--options.depth" in out
+
+
+# -- budgets: int32 counts and the memory cap --------------------------------------------------
+
+
+def test_integer_fields_are_bounded_by_int32_but_the_seed_by_its_own_range(capsys):
+    assert parse(PRESETS, ["--steps", str(INT32_MAX)])[1].steps == INT32_MAX
+    for argv in (["--steps", str(INT32_MAX + 1)], ["--steps", str(10**30)],
+                 ["--keep-checkpoints", str(10**30)]):
+        with pytest.raises(SystemExit) as e:
+            parse(PRESETS, argv, prog="toy")
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and "2,147,483,647 (2**31 - 1)" in err and "int32" in err
+    assert parse(PRESETS, ["--seed", str(2**32 - 1)])[1].seed == 2**32 - 1  # WIDE_INT_FIELDS
+
+
+def test_memory_estimate_is_what_is_held_plus_the_largest_passing_part():
+    held = {"the table (size)": 100, "the buffer (buffer_size)": 50}
+    passing = {"an update (games)": 30, "the evaluation (eval_games)": 70}
+    assert memory_estimate(held, passing) == (220, "the table (size)")
+    assert memory_estimate(held, {"an update (games)": 300}) == (450, "an update (games)")
+    assert check_memory(held, passing, cap=220) == 220        # at the cap: allowed
+    with pytest.raises(ValueError) as e:
+        check_memory(held, passing, cap=219)
+    assert "about 220 B" in str(e.value) and "its largest part is the table (size), 100 B" in str(e.value)
+    with pytest.raises(ValueError, match=r"8 GiB memory cap \(MEMORY_CAP"):
+        check_memory({"the pool (rounds)": MEMORY_CAP + 1})
+    check_int32("x", INT32_MAX, "why")
+    with pytest.raises(ValueError, match=r"x = 2,147,483,648 is past 2,147,483,647 \(2\*\*31 - 1\): why"):
+        check_int32("x", INT32_MAX + 1, "why")
+
+
+# -- the game of a run folder ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class OtherGameConfig(RunConfig):
+    alpha: float = 0.5
+    rounds: int = 3
+    board_size: int = 7
+
+
+def _move_run(tmp_path, src_game, dst_game, name="a"):
+    (tmp_path / dst_game).mkdir(exist_ok=True)
+    (tmp_path / src_game / name).rename(tmp_path / dst_game / name)
+    return tmp_path / dst_game / name
+
+
+def test_config_json_records_the_game_and_resume_keeps_it(tmp_path):
+    cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path))
+    RunDir(tmp_path, "toy", cfg, resume=False).close()
+    saved = json.loads((tmp_path / "toy" / "a" / "config.json").read_text())
+    assert saved["game"] == "toy" and saved["steps"] == 10
+    with RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True) as run:
+        assert run.game == "toy"
+    assert json.loads((tmp_path / "toy" / "a" / "config.json").read_text())["game"] == "toy"
+
+
+def test_another_games_run_is_named_not_a_field(tmp_path):
+    other = OtherGameConfig(run_name="a", runs_dir=str(tmp_path))
+    RunDir(tmp_path, "other", other, resume=False).close()
+    run = _move_run(tmp_path, "other", "toy")
+    cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path))
+    with pytest.raises(RunDirError) as e:
+        RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True)
+    assert str(e.value) == (f"--resume: {run} holds a run of other, not of toy: choose another "
+                            f"--run-name")
+    with pytest.raises(RunDirError) as e:
+        RunDir(tmp_path, "toy", cfg, resume=False)
+    assert str(e.value) == f"{run} holds a run of other, not of toy: choose another --run-name"
+
+
+def test_an_old_config_json_without_the_game_is_judged_by_its_fields(tmp_path):
+    other = OtherGameConfig(run_name="a", runs_dir=str(tmp_path))
+    RunDir(tmp_path, "other", other, resume=False).close()
+    run = _move_run(tmp_path, "other", "toy")
+    saved = run / "config.json"
+    old = json.loads(saved.read_text())
+    del old["game"]
+    saved.write_text(json.dumps(old))
+    cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path), resume=True)
+    with pytest.raises(RunDirError) as e:
+        RunDir(tmp_path, "toy", cfg, resume=True)
+    assert str(e.value) == (f"--resume: {run} is not a run of toy (its config.json has alpha, "
+                            f"board_size, rounds, which toy runs do not): choose another --run-name")
+    # reached through a link from runs/toy/: the folder's own parent names the game
+    run.rename(tmp_path / "other" / "a")
+    (tmp_path / "toy").rmdir()
+    (tmp_path / "toy").symlink_to(tmp_path / "other")
+    with pytest.raises(RunDirError, match="holds a run of other, not of toy"):
+        RunDir(tmp_path, "toy", cfg, resume=True)
+
+
+def test_an_old_config_json_of_this_game_resumes_and_a_changed_field_is_still_named(tmp_path):
+    cfg = ToyConfig(run_name="a", runs_dir=str(tmp_path))
+    RunDir(tmp_path, "toy", cfg, resume=False).close()
+    saved = tmp_path / "toy" / "a" / "config.json"
+    old = json.loads(saved.read_text())
+    del old["game"]
+    saved.write_text(json.dumps(old))
+    RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True).close()
+    assert json.loads(saved.read_text())["game"] == "toy"     # written on resume
+    # a field added since the run was made: named as before, not taken for another game
+    del old["rate"]
+    saved.write_text(json.dumps(old))
+    with pytest.raises(RunDirError, match=r"--resume: rate differs from the saved run \(\(not set\) saved, 0.5 now\)"):
+        RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True)
