@@ -25,11 +25,16 @@ def api_test(env: Env, *, num_games: int = 16, max_steps: int = 2000, seed: int 
     """Check that ``env`` keeps the contract. Raises AssertionError on the first violation.
 
     Dtypes and shapes (``observation_spec``, ``observe_all``); random play to the end, single
-    and vmapped; the finished-game no-op; illegal-action termination and penalty; all-True
-    mask at terminal states; integer actions only; a stochastic ``step`` refuses to run
-    without a key; the chance step (probabilities sum to 1, every outcome a valid state,
-    ``step`` equal to one of them) and ``sample_world`` (consistent with what the player saw,
-    reading nothing else) on ``num_probes`` states of a game; no recompile on a second call
+    and vmapped; the finished-game no-op; illegal-action termination and penalty (a traced
+    out-of-range action included); all-True mask at terminal states; integer actions only
+    (floats, bools and Python ints outside int32 refused, in ``step`` and ``afterstate``); a
+    stochastic ``step`` refuses to run without a key; ``init`` takes a typed key, a raw key and
+    an integer seed alike and refuses anything else; seats outside ``0 .. num_players - 1``
+    (``observe``, ``sample_world``): a ValueError when known at trace time, and traced, the
+    blank observation / world, which read nothing of the state; the chance step
+    (probabilities sum to 1, every outcome a valid state, ``step`` equal to one of them) and
+    ``sample_world`` (consistent with what the player saw, reading nothing else) on
+    ``num_probes`` states of a game; no recompile on a second call
     (``chex.assert_max_traces``); same key, same game.
     """
     chex.clear_trace_counter()  # the counter is global: earlier api_test calls must not count
@@ -76,14 +81,14 @@ def api_test(env: Env, *, num_games: int = 16, max_steps: int = 2000, seed: int 
     mover = int(fresh.current_player)
     assert float(punished.rewards[mover]) == env.illegal_action_penalty, "illegal-action penalty"
 
+    # A traced action out of range, however far, is an illegal action like any other.
+    for far in (-1, 2**31 - 1):
+        punished = step(fresh, jnp.int32(far), key)
+        assert bool(punished.terminated), f"the traced action {far} must end the game"
+        assert float(punished.rewards[mover]) == env.illegal_action_penalty, "illegal-action penalty"
+
     # Inputs that would otherwise be silently converted are refused.
-    for wrong in (0.0, jnp.float32(1.0), "1"):
-        try:
-            env.step(fresh, wrong, key)
-        except TypeError:
-            pass
-        else:
-            raise AssertionError(f"step accepted the non-integer action {wrong!r}")
+    _check_refused_actions(env, fresh, key)
     if env.stochastic:
         try:
             env.step(fresh, jnp.argmax(fresh.legal_action_mask))
@@ -91,6 +96,10 @@ def api_test(env: Env, *, num_games: int = 16, max_steps: int = 2000, seed: int 
             pass
         else:
             raise AssertionError("a stochastic step ran without a key")
+
+    _check_keys(env, seed)
+    others = [fresh, init(jax.random.fold_in(key, 1)), *probes, state]
+    _check_seats(env, others, key)
 
     if env.has_chance_step:
         _check_chance_step(env, probes, key)
@@ -110,6 +119,100 @@ def api_test(env: Env, *, num_games: int = 16, max_steps: int = 2000, seed: int 
     # Determinism: the same key plays the same game.
     again = play(keys)
     chex.assert_trees_all_equal(final, again)
+
+
+def _raises(error: type, call, what: str) -> None:
+    try:
+        call()
+    except error:
+        pass
+    else:
+        raise AssertionError(f"{what}: expected a {error.__name__}")
+
+
+def _check_refused_actions(env: Env, state: State, key: PRNGKey) -> None:
+    """Floats, bools and strings are TypeErrors, integers that do not fit an int32
+    ValueErrors, in ``step`` and (where the game has it) ``afterstate``."""
+    methods = [("step", lambda a: env.step(state, a, key))]
+    if env.has_chance_step:
+        methods.append(("afterstate", lambda a: env.afterstate(state, a)))
+    for name, call in methods:
+        for wrong in (0.0, jnp.float32(1.0), "1", True, False, np.bool_(True), jnp.bool_(True)):
+            _raises(TypeError, lambda: call(wrong), f"{name} with the action {wrong!r}")
+        for wrong in (2**40, -2**40, 2**31, np.int64(2**40)):
+            _raises(ValueError, lambda: call(wrong), f"{name} with the action {wrong!r}")
+
+
+def _check_keys(env: Env, seed: int) -> None:
+    """``init`` takes a typed key, the raw key of the same seed and the seed itself, single
+    or vmapped, and gives the same state from each; anything else is refused."""
+    typed, raw = jax.random.key(seed + 3), jax.random.PRNGKey(seed + 3)
+
+    @jax.jit
+    def inits(typed, raw):
+        return (env.init(typed), env.init(raw), env.init(seed + 3),
+                jax.vmap(env.init)(jax.random.split(typed, 2)),
+                jax.vmap(env.init)(jax.random.split(raw, 2)),
+                jax.vmap(env.init)(jnp.arange(seed + 3, seed + 5, dtype=jnp.uint32)))
+
+    one_typed, one_raw, one_seed, two_typed, two_raw, two_seeds = inits(typed, raw)
+    _check_state(env, one_typed)
+    chex.assert_trees_all_equal(one_raw, one_typed)
+    chex.assert_trees_all_equal(one_seed, one_typed)
+    chex.assert_trees_all_equal(two_raw, two_typed)
+    chex.assert_trees_all_equal(jax.tree_util.tree_map(lambda x: x[0], two_seeds), one_typed)
+    for wrong in (None, 0.5, True, "0", jnp.zeros(3, jnp.float32), jnp.zeros((2, 2), jnp.int32)):
+        _raises(TypeError, lambda: env.init(wrong), f"init with the key {wrong!r}")
+    for wrong in (-1, 2**32):
+        _raises(ValueError, lambda: env.init(wrong), f"init with the seed {wrong!r}")
+
+
+def _check_seats(env: Env, states: list[State], key: PRNGKey) -> None:
+    """A seat outside ``0 .. num_players - 1`` known at trace time is a ValueError (a bool a
+    TypeError); a traced one gets the blank observation and world, the same whatever the
+    state: nothing of the state, hidden or not, reaches the caller."""
+    n = env.num_players
+    out_of_range = (-1, n, 2**31 - 1)
+    state = states[0]
+    for bad in (*out_of_range, np.int64(n), jnp.int32(n), 2**40):
+        _raises(ValueError, lambda: env.observe(state, bad), f"observe with the seat {bad!r}")
+        if not env.perfect_information:
+            _raises(ValueError, lambda: env.sample_world(state, bad, key),
+                    f"sample_world with the seat {bad!r}")
+    for bad in (True, np.bool_(False), 0.0):
+        _raises(TypeError, lambda: env.observe(state, bad), f"observe with the seat {bad!r}")
+        if not env.perfect_information:
+            _raises(TypeError, lambda: env.sample_world(state, bad, key),
+                    f"sample_world with the seat {bad!r}")
+
+    observe = jax.jit(env.observe)
+    seen = [jax.tree_util.tree_leaves(observe(s, jnp.int32(0))) for s in states]
+    assert any(any(not np.array_equal(a, b) for a, b in zip(seen[0], other)) for other in seen[1:]), \
+        "the states given to the seat check all look alike: it would prove nothing"
+    blank = env.blank_observation
+    chex.assert_trees_all_equal_shapes_and_dtypes(blank, env.observation_spec)
+    # Every seat in one vmap (a batched seat: the traced path) and the out-of-range ones after.
+    seats = jnp.asarray([*range(n), *out_of_range], jnp.int32)
+    observe_seats = jax.jit(jax.vmap(env.observe, in_axes=(None, 0)))
+    for s in states:
+        for bad in out_of_range:
+            chex.assert_trees_all_equal(observe(s, jnp.int32(bad)), blank)
+        views = observe_seats(s, seats)
+        chex.assert_trees_all_equal(jax.tree_util.tree_map(lambda x: x[:n], views), env.observe_all(s))
+        for i in range(n, len(seats)):
+            chex.assert_trees_all_equal(jax.tree_util.tree_map(lambda x: x[i], views), blank)
+
+    if env.perfect_information:
+        return
+    sample_seats = jax.jit(jax.vmap(env.sample_world, in_axes=(None, 0, None)))
+    for s in [s for s in states if not bool(s.terminated | s.truncated)]:
+        worlds = sample_seats(s, seats, key)
+        for i in range(len(seats)):
+            world = jax.tree_util.tree_map(lambda x: x[i], worlds)
+            if i < n:  # a seat's own world: what it sees is kept
+                chex.assert_trees_all_equal(observe(world, seats[i]), observe(s, seats[i]))
+            else:
+                chex.assert_trees_all_equal(world, env.blank_world)
 
 
 def _random_game(env: Env, key: PRNGKey, max_steps: int) -> State:

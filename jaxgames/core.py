@@ -15,10 +15,27 @@ can get it wrong):
   it receives ``illegal_action_penalty`` and every other player ``-penalty / (num_players - 1)``;
 * at a terminal state ``legal_action_mask`` is all True, so batched sampling from a masked
   distribution never sees an empty mask;
-* actions are integers: a float, a string, a batched action on an unbatched state or the state
-  of another game is refused with an error that says so (at trace time: it costs nothing);
+* actions are integers: a float, a bool, a string, a batched action on an unbatched state or
+  the state of another game is refused with a TypeError or ValueError that says so, and so is
+  a Python or NumPy integer outside int32 (at trace time: it costs nothing); a traced integer
+  out of ``0 .. num_actions - 1`` is an illegal action like any other;
 * keys are passed in and consumed, never stored in the state; a stochastic game's ``step``
-  refuses to run without one.
+  refuses to run without one. ``init`` (and ``step``, ``sample_world``) take what
+  ``jax.random`` takes, alike in every game (:func:`as_key`): a typed key
+  (``jax.random.key(seed)``), a raw uint32 [2] key (``jax.random.PRNGKey(seed)``, the same
+  game as the typed key of the same seed) or an integer seed ``0 <= seed < 2**32`` (read as
+  ``jax.random.key(seed)``); anything else is a TypeError (a seed out of range a ValueError).
+
+Seats. ``observe`` and ``sample_world`` (and the games' position builders that take seats:
+hold'em's ``deal``, Hearts' ``from_deal``, Hex's ``from_board``) refuse a seat outside
+``0 .. num_players - 1`` known at trace time (a Python or NumPy int, a concrete array) with a
+ValueError naming it and the range, and a bool or float seat with a TypeError. A traced
+seat cannot be refused; out of range it reveals nothing: ``observe`` gives
+:attr:`Env.blank_observation` (every signed-integer leaf -1, every other leaf 0 / False: no
+card, no seat) and ``sample_world`` the fixed state :attr:`Env.blank_world` (``init`` of
+``jax.random.key(0)``), neither read from the state. The checks live here, once: ``observe``
+calls a game's ``_observe`` with an in-range seat, and a game's own ``sample_world`` or
+``afterstate`` is wrapped by :meth:`Env.__init_subclass__` in the same seat or action checks.
 
 ``CHANCE_PLAYER`` (-1) has one meaning: the ``current_player`` of an *afterstate*, a state
 where chance moves next. Such states come only from :meth:`Env.afterstate` and are resolved
@@ -53,6 +70,7 @@ __all__ = [
     "PRNGKey",
     "Policy",
     "State",
+    "as_key",
     "auto_reset",
     "random_legal_action",
     "random_policy",
@@ -107,11 +125,22 @@ class Env(abc.ABC):
     #: every player sees the whole state (otherwise ``sample_world`` is implemented)
     perfect_information: bool = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Put the seat and action checks around a game's own ``sample_world`` and
+        ``afterstate`` (the public methods a game writes itself), so every game, and every
+        subclass of one, checks its inputs the same way (see the module docstring)."""
+        super().__init_subclass__(**kwargs)
+        for name, wrap in (("sample_world", _checked_sample_world), ("afterstate", _checked_afterstate)):
+            own = cls.__dict__.get(name)
+            if own is not None and not getattr(own, "_checked", False):
+                setattr(cls, name, wrap(own))
+
     # -- the contract -------------------------------------------------------------------------
 
-    def init(self, key: PRNGKey) -> State:
-        state = self._init(key)
-        return state.replace(observation=self.observe(state, state.current_player))
+    def init(self, key: PRNGKey | int) -> State:
+        """The first state of a game. ``key``: a typed or raw key, or an integer seed (:func:`as_key`)."""
+        state = self._init(as_key(key, f"{self.id}.init"))
+        return state.replace(observation=self._own_observation(state))
 
     def step(self, state: State, action: Array, key: PRNGKey | None = None) -> State:
         """One move. ``action`` int []; ``key`` feeds whatever chance the move triggers."""
@@ -122,6 +151,8 @@ class Env(abc.ABC):
                     f"{self.id} is stochastic: step(state, action, key) needs a key, or every "
                     f"move would draw the same chance outcome")
             key = jax.random.key(0)  # never read: the game has no chance
+        else:
+            key = as_key(key, f"{self.id}.step")
         finished = state.terminated | state.truncated
         safe_action = jnp.clip(action, 0, self.num_actions - 1)
         is_illegal = (~state.legal_action_mask[safe_action]) | (action != safe_action)
@@ -142,7 +173,7 @@ class Env(abc.ABC):
         new = new.replace(
             legal_action_mask=jnp.where(
                 new.terminated | new.truncated, True, new.legal_action_mask))
-        return new.replace(observation=self.observe(new, new.current_player))
+        return new.replace(observation=self._own_observation(new))
 
     def reset(self, key: PRNGKey, previous: State) -> State:
         """The next game of a sequence, after ``previous`` ended (default: a fresh ``init``).
@@ -154,15 +185,40 @@ class Env(abc.ABC):
         return self.init(key)
 
     def observe(self, state: State, player_id: Array | int | None = None) -> Any:
-        """What ``player_id`` sees (default: the player to move)."""
+        """What ``player_id`` sees (default: the player to move; seat 0 in a one-player game).
+
+        A seat outside ``0 .. num_players - 1`` is a ValueError when it is known at trace time
+        (a Python int ...); a traced one gets :attr:`blank_observation`, which reveals nothing."""
         if player_id is None:
-            player_id = state.current_player
-        return jax.tree_util.tree_map(
-            jax.lax.stop_gradient, self._observe(state, jnp.asarray(player_id, jnp.int32)))
+            player_id = state.current_player if self.num_players > 1 else 0
+        seat, valid = self._check_seat(player_id, "observe")
+        obs = jax.tree_util.tree_map(jax.lax.stop_gradient, self._observe(state, seat))
+        if valid is True:
+            return obs
+        return jax.tree_util.tree_map(lambda o, b: jnp.where(valid, o, b), obs, self.blank_observation)
 
     def observe_all(self, state: State) -> Any:
         """Every seat's observation, stacked: each leaf ``[num_players, ...]``."""
-        return jax.vmap(lambda p: self.observe(state, p))(jnp.arange(self.num_players, dtype=jnp.int32))
+        return jax.vmap(lambda p: jax.tree_util.tree_map(jax.lax.stop_gradient, self._observe(state, p)))(
+            jnp.arange(self.num_players, dtype=jnp.int32))
+
+    @property
+    def blank_observation(self) -> Any:
+        """The observation of a traced seat outside ``0 .. num_players - 1``: the shapes of
+        ``observation_spec``, every signed-integer leaf -1 (no card, no seat), every other
+        leaf 0 / False. A constant: it reveals nothing of any state."""
+        return jax.tree_util.tree_map(
+            lambda s: jnp.full(s.shape, -1 if jnp.issubdtype(s.dtype, jnp.signedinteger) else 0, s.dtype),
+            self.observation_spec)
+
+    @functools.cached_property
+    def blank_world(self) -> State:
+        """What ``sample_world`` gives a traced seat outside ``0 .. num_players - 1``: the fixed
+        state ``init(jax.random.key(0))``, which reveals nothing of the state it was asked
+        about (NumPy leaves, computed once)."""
+        with jax.ensure_compile_time_eval():  # a constant even when first asked inside a trace
+            state = jax.jit(self.init)(jax.random.key(0))
+        return jax.device_get(state)
 
     @property
     def observation_spec(self) -> Any:
@@ -184,13 +240,51 @@ class Env(abc.ABC):
     def _abstract_state(self) -> State:
         return jax.eval_shape(self.init, jax.random.key(0))
 
+    def _own_observation(self, state: State) -> Any:
+        """``observe(state, current_player)`` without the seat check, for the ``observation``
+        field of a decision state (whose mover is a seat): what ``init`` and ``step`` store."""
+        seat = state.current_player if self.num_players > 1 else jnp.int32(0)
+        return jax.tree_util.tree_map(jax.lax.stop_gradient, self._observe(state, seat))
+
+    def _check_seat(self, player_id: Any, method: str) -> tuple[Array, Array | bool]:
+        """``(seat int32 [], valid)``: ``player_id`` checked as a seat of this game.
+
+        Known at trace time (a Python or NumPy int, a concrete array): out of range is a
+        ValueError naming it and the range; then ``valid`` is ``True``. Traced: ``seat`` is
+        clipped into range and ``valid`` a bool [] saying whether it was in range (the caller
+        then hides whatever it computed for the clipped seat). Bools and floats: TypeError."""
+        n = self.num_players
+        where = f"{self.id}.{method}"
+        if isinstance(player_id, (bool, np.bool_, str, bytes, float, complex)):
+            raise TypeError(f"{where}: a seat is an integer 0 .. {n - 1}, "
+                            f"got {type(player_id).__name__} {player_id!r}")
+        dtype = getattr(player_id, "dtype", None)
+        if dtype is not None and not jnp.issubdtype(dtype, jnp.integer):
+            raise TypeError(f"{where}: a seat is an integer 0 .. {n - 1}, got an array of {dtype}")
+        if np.shape(player_id):
+            raise ValueError(f"{where}: one seat at a time, got shape {np.shape(player_id)} "
+                             f"(batch with jax.vmap)")
+        value = _known_value(player_id)
+        if value is not None:
+            if not 0 <= value < n:
+                raise ValueError(f"{where}: player {value} is out of range: the seats of {self.id} "
+                                 f"are 0 to {n - 1} (num_players = {n})")
+            return jnp.asarray(value, jnp.int32), True
+        seat = jnp.asarray(player_id, jnp.int32)
+        return jnp.clip(seat, 0, n - 1), (seat >= 0) & (seat < n)
+
     def _check_step_inputs(self, state: State, action: Any) -> Array:
         """Refuse what would otherwise be silently truncated or broadcast (trace time only)."""
-        if isinstance(action, (str, bytes, float, complex)):
+        if isinstance(action, (str, bytes, float, complex, bool, np.bool_)):
             raise TypeError(f"{self.id}: actions are integers, got {type(action).__name__} {action!r}")
         dtype = getattr(action, "dtype", None)
         if dtype is not None and not (jnp.issubdtype(dtype, jnp.integer)):
             raise TypeError(f"{self.id}: actions are integers, got an array of {dtype}")
+        if np.ndim(action) == 0:
+            value = _known_value(action)
+            if value is not None and not _INT32_MIN <= value <= _INT32_MAX:
+                raise ValueError(f"{self.id}: action {value} does not fit an int32 (actions are "
+                                 f"0 .. {self.num_actions - 1})")
         expected = jax.tree_util.tree_structure(self._abstract_state)
         if jax.tree_util.tree_structure(state) != expected:
             raise TypeError(f"{self.id}.step got a {type(state).__module__}.{type(state).__name__}, "
@@ -249,8 +343,79 @@ class Env(abc.ABC):
         """A full state consistent with everything ``player_id`` has observed (for PIMC).
 
         It must read only what ``player_id`` knows, so that two states the player cannot tell
-        apart give the same sample for the same key (``api_test`` checks both)."""
+        apart give the same sample for the same key (``api_test`` checks both). A game's own
+        ``sample_world`` is wrapped in the seat check (:meth:`__init_subclass__`): it receives
+        an int32 [] seat in range and a typed key; an out-of-range seat known at trace time is
+        a ValueError, a traced one gets :attr:`blank_world`."""
         raise NotImplementedError(f"{self.id} is a perfect-information game")
+
+
+_INT32_MIN, _INT32_MAX = -2**31, 2**31 - 1
+
+
+def _known_value(x: Any) -> int | None:
+    """The value of an integer scalar known at trace time (a Python or NumPy int, a concrete
+    array); None for a traced one."""
+    if isinstance(x, jax.core.Tracer):
+        return None
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        return None
+    return int(x)
+
+
+def _checked_sample_world(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def sample_world(self: Env, state: State, player_id: Array, key: PRNGKey) -> State:
+        seat, valid = self._check_seat(player_id, "sample_world")
+        world = fn(self, state, seat, as_key(key, f"{self.id}.sample_world"))
+        if valid is True:
+            return world
+        return _select(valid, world, jax.tree_util.tree_map(jnp.asarray, self.blank_world))
+
+    sample_world._checked = True
+    return sample_world
+
+
+def _checked_afterstate(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def afterstate(self: Env, state: State, action: Array) -> tuple[State, Array]:
+        return fn(self, state, self._check_step_inputs(state, action))
+
+    afterstate._checked = True
+    return afterstate
+
+
+def as_key(key: Any, where: str = "init") -> PRNGKey:
+    """A typed key from what ``jax.random`` accepts: a typed key (``jax.random.key(seed)``),
+    returned as it is; a raw uint32 [2] key (``jax.random.PRNGKey(seed)``), wrapped (the same
+    bits, so the same game as the typed key of the same seed); an integer seed ``0 <= seed <
+    2**32`` (a Python, NumPy or traced integer scalar), read as ``jax.random.key(seed)``.
+    Anything else (None, a bool, a float, another shape) is a TypeError, an out-of-range seed a
+    ValueError. Trace time only: it costs nothing in a compiled program."""
+    hint = "pass jax.random.key(seed), jax.random.PRNGKey(seed) or an integer seed"
+    if key is None or isinstance(key, (bool, np.bool_, str, bytes, float, complex)):
+        raise TypeError(f"{where}: {type(key).__name__} {key!r} is not a key; {hint}")
+    dtype = getattr(key, "dtype", None)
+    if dtype is None:
+        if not isinstance(key, (int, np.integer)):
+            raise TypeError(f"{where}: {type(key).__name__} is not a key; {hint}")
+        if not 0 <= key < 2**32:
+            raise ValueError(f"{where}: seed {key} is out of range 0 .. 2**32 - 1 (jax.random.key "
+                             f"would fold it onto another seed's key)")
+        return jax.random.key(int(key))
+    shape = np.shape(key)
+    if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        if shape:
+            raise ValueError(f"{where}: one key per game, got keys of shape {shape} (batch with jax.vmap)")
+        return key
+    if dtype == jnp.uint32 and len(shape) == 1:  # raw key data: uint32 [2] for Threefry
+        return jax.random.wrap_key_data(key)
+    if jnp.issubdtype(dtype, jnp.integer) and shape == ():
+        value = _known_value(key)
+        if value is not None and not 0 <= value < 2**32:
+            raise ValueError(f"{where}: seed {value} is out of range 0 .. 2**32 - 1")
+        return jax.random.key(key)
+    raise TypeError(f"{where}: an array of {dtype} {list(shape)} is not a key; {hint}")
 
 
 def _select(pred: Array, on_true: State, on_false: State) -> State:

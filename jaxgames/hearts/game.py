@@ -196,8 +196,17 @@ class Hearts(core.Env):
 
         ``pass_dir`` defaults to the first hand's (``first_pass``; ``"random"`` gives left),
         ``scores`` to zeros, ``next_deals`` (uint8 [max_hands - 1, 13], packed) to the given
-        deal repeated.
+        deal repeated. An ``owner`` known at trace time that is not 52 seats 0 .. 3, 13 each,
+        is a ValueError (a traced one is taken as it is).
         """
+        if not isinstance(owner, jax.core.Tracer):
+            seats = np.asarray(owner)
+            dealt = (seats.shape == (NUM_CARDS,) and np.issubdtype(seats.dtype, np.integer)
+                     and bool(((seats >= 0) & (seats < NUM_PLAYERS)).all())
+                     and bool((np.bincount(seats, minlength=NUM_PLAYERS) == HAND_SIZE).all()))
+            if not dealt:
+                raise ValueError(f"hearts from_deal: owner must be the seat (0 to {NUM_PLAYERS - 1}) of "
+                                 f"each of the {NUM_CARDS} cards, {HAND_SIZE} cards a seat; got {seats!r}")
         owner = jnp.asarray(owner, jnp.int8)
         if pass_dir is None:
             pass_dir = PASS_NAMES.get(self.first_pass, 1)
@@ -458,7 +467,9 @@ class Hearts(core.Env):
         deals (:func:`jaxgames.hearts.deal.assign_hidden`); the other players' strategies are
         not modelled. The passes ``player_id`` did not see are redrawn among the cards their
         receivers held after the exchange, the later hands' deals are redrawn. Reads only
-        ``observe(state, player_id)`` and public fields.
+        ``observe(state, player_id)`` and public fields. ``player_id`` is checked by
+        :mod:`jaxgames.core`: a seat outside 0 .. 3 is a ValueError, or, traced, gives
+        ``blank_world``.
         """
         p = jnp.asarray(player_id, jnp.int32)
         seat = p.astype(jnp.int8)

@@ -142,6 +142,9 @@ class Hex(core.Env):
             if blacks - whites not in (0, 1):
                 raise ValueError(f"{blacks} black and {whites} white stones: say who is to move")
             current_player = blacks - whites
+        if isinstance(current_player, (bool, np.bool_)) or current_player not in (0, 1):
+            raise ValueError(f"hex from_board: current_player is a seat, 0 (Black) or 1 (White), "
+                             f"got {current_player!r}")
         board_j = jnp.asarray(cells)
         groups, won = _groups_of_jit(board_j, n)
         over = bool(won.any())

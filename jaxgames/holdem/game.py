@@ -109,9 +109,11 @@ class Holdem(core.Env):
         """The first decision of a hand dealt from ``deck`` (int8 [52]) with ``button`` on the
         button and ``stacks`` (int32 [2] before the blinds; default the option ``stack`` each;
         each above the big blind and at most ``stack``, which the history bound assumes).
-        Jittable; ``init`` and ``reset`` use it, tests build hands with it."""
+        Jittable; ``init`` and ``reset`` use it, tests build hands with it. A ``button`` other
+        than 0 or 1 is a ValueError where it is known at trace time; a traced one is clipped
+        to 0 .. 1."""
         deck = jnp.asarray(deck, jnp.int8)
-        button = jnp.asarray(button, jnp.int32)
+        button, _ = self._check_seat(button, "deal")
         if stacks is None:
             stacks = jnp.full(2, self.stack, jnp.int32)
         if not isinstance(stacks, jax.core.Tracer):  # checked where it can be: outside jit
@@ -144,7 +146,7 @@ class Holdem(core.Env):
             history_chips=jnp.full(h, -1, jnp.int32),
         )
         state = state.replace(legal_action_mask=self._legal_mask(state))
-        return state.replace(observation=self.observe(state, state.current_player))
+        return state.replace(observation=self._own_observation(state))
 
     @staticmethod
     def _showdown_at_deal(deck: Array) -> Array:
@@ -244,7 +246,8 @@ class Holdem(core.Env):
         (``cards.deal_deck``, which also rebuilds the never-dealt tail).
 
         Reads only ``player_id``'s own cards and the dealt board, so the real arrangement of
-        the hidden cards never matters."""
+        the hidden cards never matters. ``player_id`` is checked by :mod:`jaxgames.core`: a
+        seat other than 0 or 1 is a ValueError, or, traced, gives ``blank_world``."""
         player_id = jnp.asarray(player_id, jnp.int32)
         pos = jnp.arange(C.NUM_DEALT)
         visible = jnp.asarray(C.BOARD_VISIBLE)[state.street]
@@ -252,7 +255,7 @@ class Holdem(core.Env):
         dealt = jnp.where(known_pos, state.deck[:C.NUM_DEALT].astype(jnp.int32), -1)
         deck = C.deal_deck(dealt, rng.random_words(key, C.NUM_DEALT))
         world = state.replace(deck=deck, showdown=showdown_result(deck))
-        return world.replace(observation=self.observe(world, world.current_player))
+        return world.replace(observation=self._own_observation(world))
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -350,6 +350,28 @@ def test_observation_hides_the_others_cards():
     assert not np.array_equal(OBSERVE(s, 2).hand, OBSERVE(t, 2).hand)
 
 
+def test_an_invalid_seat_is_refused_and_sees_no_hand():
+    # Issue 38: observe(state, 7) gave an empty hand without complaint.
+    s = start(ONE_SUIT_EACH)
+    for bad in (7, -1, 4):
+        with pytest.raises(ValueError, match=f"hearts.observe: player {bad} is out of range.*0 to 3"):
+            STD.observe(s, bad)
+        with pytest.raises(ValueError, match=f"hearts.sample_world: player {bad} is out of range"):
+            STD.sample_world(s, bad, jax.random.key(0))
+    blank = jax.jit(STD.observe)(s, jnp.int32(4))
+    assert not np.asarray(blank.hand).any() and int(blank.seat) == -1
+    chex.assert_trees_all_equal(blank, STD.blank_observation)
+
+
+def test_from_deal_refuses_what_is_not_a_deal():
+    theirs = int(np.flatnonzero(ONE_SUIT_EACH != 0)[0])
+    for owner in (np.where(np.arange(52) == theirs, 0, ONE_SUIT_EACH),  # 14 cards for seat 0
+                  np.where(np.arange(52) == 0, 4, ONE_SUIT_EACH),     # a seat 4
+                  ONE_SUIT_EACH[:51]):
+        with pytest.raises(ValueError, match="13 cards a seat"):
+            STD.from_deal(owner)
+
+
 def _random_states():
     """States of random play: while passing, after the exchange, mid-hand, late."""
     rng = np.random.default_rng(1)

@@ -243,6 +243,20 @@ def test_observation_is_from_the_movers_view():
     np.testing.assert_array_equal(obs_white, obs_black[..., ::-1])
 
 
+def test_an_invalid_seat_is_refused_or_blank():
+    # Issue 38: observe(state, 7) gave all-zero planes without complaint.
+    e = env(5)
+    s = jstep(5)(e.init(jax.random.key(0)), 12)
+    for bad in (7, -1, 2):
+        with pytest.raises(ValueError, match=f"hex.observe: player {bad} is out of range: .* 0 to 1"):
+            e.observe(s, bad)
+    with pytest.raises(TypeError, match="seat"):
+        e.observe(s, True)
+    assert not np.asarray(jax.jit(e.observe)(s, jnp.int32(7))).any()
+    with pytest.raises(ValueError, match="current_player"):
+        e.from_board(np.zeros(25, np.int8), current_player=2)
+
+
 # -- no draws ---------------------------------------------------------------------------------
 
 

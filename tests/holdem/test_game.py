@@ -226,6 +226,29 @@ def test_each_seat_sees_its_own_cards_and_the_dealt_board_only():
     assert int(ENV.observe(s, 0).to_act) == 1 and int(ENV.observe(s, 0).button) == 0
 
 
+def test_an_invalid_seat_sees_no_card():
+    # Issue 38: observe(state, 2) preflop gave seat "2" two cards of the undealt board.
+    s = deal("AcAd", "KcKd", "2h7s9dJh3c", button=0)
+    for bad in (2, -1, 7, np.int64(2), jnp.int32(2)):
+        with pytest.raises(ValueError, match=f"player {int(bad)} is out of range.*0 to 1"):
+            ENV.observe(s, bad)
+        with pytest.raises(ValueError, match=f"player {int(bad)} is out of range"):
+            ENV.sample_world(s, bad, jax.random.key(0))
+    dealt = C.parse_cards("AcAdKcKd2h7s9dJh3c")
+    for bad in (2, -1):
+        obs = jax.jit(ENV.observe)(s, jnp.int32(bad))
+        for leaf in jax.tree_util.tree_leaves(obs):   # no card anywhere, and no seat
+            if leaf.dtype == jnp.int8:
+                assert not np.isin(np.asarray(leaf), dealt).any()
+        assert (np.asarray(obs.hole) == -1).all() and (np.asarray(obs.board) == -1).all()
+        assert int(obs.player) == -1
+        world = jax.jit(ENV.sample_world)(s, jnp.int32(bad), jax.random.key(0))
+        np.testing.assert_array_equal(world.deck, ENV.blank_world.deck)
+    with pytest.raises(ValueError, match="player 2 is out of range"):
+        ENV.deal(C.deck_from(C.parse_cards("AcAd"), C.parse_cards("KcKd"), C.parse_cards("2h7s9dJh3c")), 2)
+    chex.assert_trees_all_equal(deal(button=5), deal(button=1))   # traced: clipped
+
+
 def test_sample_world_redeals_only_unseen_cards():
     s = play(deal("AcAd", "KcKd", "2h7s9dJh3c", button=0), [CALL, X])  # the flop is out
     worlds = jax.jit(jax.vmap(ENV.sample_world, in_axes=(None, None, 0)))(
