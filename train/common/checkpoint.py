@@ -14,6 +14,13 @@ Damage is survived where it can be, and said on stderr (``docs/runs.md``):
 - unreadable metadata of a best checkpoint: :meth:`Checkpointer.best_value` treats the best
   value as unknown (the next evaluation replaces that checkpoint), with a warning.
 
+Ctrl-C and SIGTERM never cut an orbax call short (``exits.deferred_interrupts``): a save, a
+restore or the closing of the manager is finished first, and the interrupt raised after it.
+A save cut short would leave a temporary folder, and orbax threads whose tracebacks flood
+stderr at exit (``Save Finalize thread failed``, ``cannot schedule new futures after
+shutdown``). :meth:`Checkpointer.settle` (the driver calls it on an interrupt) waits for
+anything still in flight and removes what a cut-short save left.
+
 A Checkpointer assumes it is the only writer of its folder (the run folder's lock sees to it).
 
 Multi-host runs (``train/common/distributed.py``): every process creates the Checkpointer and
@@ -37,6 +44,7 @@ import orbax.checkpoint as ocp
 
 from jaxgames import checkpoints
 from train.common import distributed
+from train.common.exits import deferred_interrupts, note_run_folder
 from train.common.errors import UserError
 from train.common.mesh import to_global
 
@@ -69,29 +77,45 @@ class Checkpointer:
         self.directory = pathlib.Path(directory).absolute()
         self._closed = False
         if self.directory.is_dir() and distributed.is_primary():
-            for stale in sorted(self.directory.glob(f"*{checkpoints.TMP_MARK}*")):
-                _warn(f"removing {stale}: a checkpoint save that was cut short")
-                shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
+            self._remove_cut_short(warn=True)
         distributed.barrier(f"checkpointer-open {self.directory}")
-        self._manager = ocp.CheckpointManager(
-            self.directory,
-            options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True),
-        )
+        if pathlib.Path(directory).name == checkpoints.LATEST:
+            # a run's checkpoints (RunDir.open_checkpoints, once config.json is written): the
+            # line a Ctrl-C prints names the run folder and continues it with --resume
+            note_run_folder(pathlib.Path(directory).parent)
+        with deferred_interrupts():
+            self._manager = ocp.CheckpointManager(
+                self.directory,
+                options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True),
+            )
+
+    def _remove_cut_short(self, *, warn: bool) -> None:
+        for stale in sorted(self.directory.glob(f"*{checkpoints.TMP_MARK}*")):
+            if warn:
+                _warn(f"removing {stale}: a checkpoint save that was cut short")
+            shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
 
     def save(self, step: int, tree: Any, key: jax.Array, config_json: str,
              extra: dict | None = None) -> None:
         """Save ``tree`` (any pytree of arrays) with ``key`` at ``step``; ``extra`` (a flat dict
-        of numbers, e.g. the score of a best checkpoint) is kept in the JSON metadata."""
+        of numbers, e.g. the score of a best checkpoint) is kept in the JSON metadata. Ctrl-C or
+        SIGTERM during the save are raised when it is finished."""
         state = checkpoints.state_tree(to_global(tree), key)
-        self._manager.save(int(step), args=checkpoints.save_args(state, step, json.loads(config_json), extra))
-        self._manager.wait_until_finished()
+        with deferred_interrupts():
+            self._manager.save(int(step), args=checkpoints.save_args(state, step, json.loads(config_json), extra))
+            self._manager.wait_until_finished()
+        # orbax counts this wait as the next save's "waiting for previous save" and warns on
+        # stderr when it was long; every save here is waited for, so that warning is false
+        if hasattr(self._manager, "_wait_for_prev_save_duration"):
+            self._manager._wait_for_prev_save_duration = 0.0
 
     def _step_dir(self, step: int) -> pathlib.Path:
         return self.directory / str(step)
 
     def _meta(self, step: int) -> dict:
         try:
-            meta = self._manager.restore(step, args=checkpoints.meta_args())["meta"]
+            with deferred_interrupts():
+                meta = self._manager.restore(step, args=checkpoints.meta_args())["meta"]
         except Exception as e:  # orbax raises many types for unreadable files
             raise _for_the_user(checkpoints.unreadable(
                 self._step_dir(step), e, what="the metadata of checkpoint")) from e
@@ -184,7 +208,8 @@ class Checkpointer:
         try:
             checkpoints.check_shapes(where, abstract)
             try:
-                restored = self._manager.restore(step, args=checkpoints.restore_args(abstract))
+                with deferred_interrupts():  # a restore cut short leaves pending reads
+                    restored = self._manager.restore(step, args=checkpoints.restore_args(abstract))
             except Exception as e:  # orbax raises many types for unreadable files
                 raise checkpoints.unreadable(where, e, why="its files are damaged, or it does not "
                                                            "match this configuration") from e
@@ -198,8 +223,27 @@ class Checkpointer:
         self._step_dir(step).rename(target)
         return target
 
+    def settle(self) -> None:
+        """After an interrupt: wait for any save still in flight, then remove what a save cut
+        short left (``*.orbax-checkpoint-tmp*``; process 0). The newest finished checkpoint is
+        then the last one. Never raises: the interrupt is what the user sees."""
+        if self._closed:
+            return
+        try:
+            with deferred_interrupts(then_raise=False):
+                self._manager.wait_until_finished()
+        except Exception:  # noqa: BLE001 - a failed save is cleaned below
+            pass
+        if distributed.is_primary():
+            self._remove_cut_short(warn=False)
+        try:
+            self._manager.reload()
+        except Exception:  # noqa: BLE001
+            pass
+
     def close(self) -> None:
         """Finish pending saves and stop orbax's threads; closing twice is a no-op."""
         if not self._closed:
             self._closed = True
-            self._manager.close()
+            with deferred_interrupts():
+                self._manager.close()

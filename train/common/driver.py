@@ -12,6 +12,12 @@ chunks, the checks, ``on_chunk`` (its metrics come as NumPy arrays holding the g
 the same on every process), the hook and the checkpoint; only process 0 shows the progress
 bar and notes.
 
+Ctrl-C or SIGTERM (``train/common/exits.py``) abandons the chunk in flight: nothing of it is
+saved, a checkpoint save already started is finished first, nothing a save cut short is left
+behind (:meth:`Checkpointer.settle`), and the interrupt goes on to the pipeline's ``main``,
+which says in one line where the run stopped (:func:`exits.note_progress`, kept up to date
+here) and how to continue it with ``--resume``; the resumed run ends as an unbroken one.
+
     result = run(learner.update, carry, key, Schedule(num_updates=1000, chunk_size=50),
                  on_chunk=log_and_evaluate, between_chunks=promote,
                  checkpointing=Checkpointing(latest=ck, config_json=cfg.to_json(), resume=True),
@@ -31,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from train.common import distributed
+from train.common import distributed, exits
 from train.common.checkpoint import Checkpointer
 from train.common.errors import UserError
 from train.common.mesh import to_global
@@ -145,6 +151,8 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
 
     Raises :class:`DivergenceError` when a chunk leaves a non-finite float in the carry or its
     metrics; nothing of that chunk is saved, so the last checkpoint is the last good state.
+    Ctrl-C or SIGTERM (``KeyboardInterrupt``) is raised on after the checkpointers are settled
+    and closed; the last checkpoint is then the last one finished.
     """
     ck = checkpointing
     step, resumed_from = 0, None
@@ -162,6 +170,9 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
                disable=not (display.enabled and distributed.is_primary()), dynamic_ncols=True,
                unit_scale=True)
     n_chunks = saves = 0
+    last_saved = ck.latest.latest_step() if ck.latest is not None else None
+    ck_dir = ck.latest.directory if ck.latest is not None else None
+    exits.note_progress(step, schedule.num_updates, last_saved, ck_dir)
     best = -float("inf")
     if ck.best is not None and ck.best.latest_step() is not None:
         best = ck.best.best_value()
@@ -184,21 +195,39 @@ def run(update: Update, carry: Any, key: jax.Array, schedule: Schedule, *, on_ch
                     f"or check the inputs")
             step += size
             n_chunks += 1
+            exits.note_progress(step, schedule.num_updates, last_saved, ck_dir)
             shown = on_chunk(step, carry, distributed.to_host(metrics), seconds)
             if between_chunks is not None:
                 carry = between_chunks(step, carry)
             if ck.latest is not None and (n_chunks % schedule.checkpoint_every == 0
                                           or step >= schedule.num_updates):
-                saves += 1
-                _save(ck, step, carry, key, saves)
-                if ck.best is not None and shown and shown[ck.best_metric] >= best:
-                    best = float(shown[ck.best_metric])
-                    ck.best.save(step, ck.params(carry), key, ck.config_json, extra={ck.best_metric: best})
+                # the step's checkpoints (the carry, the part saved apart, the best) are one:
+                # an interrupt waits until all are written, or a resumed run would not be exact
+                with exits.deferred_interrupts():
+                    saves += 1
+                    _save(ck, step, carry, key, saves)
+                    if ck.best is not None and shown and shown[ck.best_metric] >= best:
+                        best = float(shown[ck.best_metric])
+                        ck.best.save(step, ck.params(carry), key, ck.config_json, extra={ck.best_metric: best})
+                    last_saved = step
+                    exits.note_progress(step, schedule.num_updates, last_saved, ck_dir)
             bar.update(size * display.units_per_update)
             if shown:
                 bar.set_postfix_str(display.show(shown) if display.show else _fmt(shown), refresh=False)
             if schedule.stop_after_chunks is not None and n_chunks >= schedule.stop_after_chunks:
                 break
+    except KeyboardInterrupt:
+        # a second Ctrl-C does not cut this short (it is dropped: the first one stops the run)
+        with exits.deferred_interrupts(then_raise=False):
+            if ck.latest is not None:
+                ck.latest.settle()
+                try:
+                    last_saved = ck.latest.latest_step()
+                except Exception:  # noqa: BLE001 - the interrupt is what goes on
+                    pass
+                exits.note_progress(step, schedule.num_updates, last_saved, ck_dir)
+            _settle(ck)
+        raise
     finally:
         bar.close()
     return DriverResult(carry=carry, step=step, chunks_run=n_chunks, resumed_from=resumed_from)
@@ -212,6 +241,21 @@ def _save(ck: Checkpointing, step: int, carry: Any, key: jax.Array, saves: int) 
     ck.latest.save(step, bulky.put(carry, None), key, ck.config_json)
     if bulky.checkpointer is not None and saves % bulky.every == 0:
         bulky.checkpointer.save(step, bulky.get(carry), key, ck.config_json)
+
+
+def _settle(ck: Checkpointing) -> None:
+    """After an interrupt: every checkpointer of the run with nothing in flight, nothing half
+    written, and closed (the run is over; its owner's own close is then a no-op, so a second
+    Ctrl-C cannot leave an orbax manager open, whose threads would flood stderr at exit)."""
+    for c in (ck.latest, ck.best, ck.bulky.checkpointer if ck.bulky is not None else None):
+        if c is not None:
+            c.settle()
+    for c in (ck.latest, ck.best, ck.bulky.checkpointer if ck.bulky is not None else None):
+        if c is not None:
+            try:
+                c.close()
+            except Exception:  # noqa: BLE001 - the interrupt is what goes on
+                pass
 
 
 def _restore(ck: Checkpointing, fresh: Any, key: jax.Array) -> tuple[int, Any, jax.Array]:
