@@ -15,6 +15,11 @@ A session reads lines from any iterator (tests feed lists, the command line feed
 transcript reads like a game. :func:`run_cli` is the body of every ``main``: the session on
 standard input and output, and an opponent that cannot be used ends with one line and exit
 status 2 (as a bad flag does, through argparse).
+
+Ctrl-C stops at any moment with exit status 130 and no traceback. Before play begins (while
+the computer is built or compiled: :attr:`PlaySession.began` is still False) it says so in one
+line and nothing else: no report, no record of a game never played. During play it ends the
+game as quitting does, with the game's report.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["HELP_WORDS", "OpponentUnavailable", "PlaySession", "QUIT_WORDS", "exit_status",
-           "format_seconds", "jitted", "run_cli", "seed_or_random", "stdin_lines"]
+__all__ = ["HELP_WORDS", "INTERRUPTED", "OpponentUnavailable", "PlaySession", "QUIT_WORDS",
+           "exit_status", "format_seconds", "interrupted_before", "jitted", "run_cli",
+           "seed_or_random", "stdin_lines"]
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "h", "?")
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, as a shell reports it)."""
 
 
 class OpponentUnavailable(Exception):
@@ -72,7 +80,7 @@ def format_seconds(seconds: float) -> str:
 
 def exit_status(ended_by: str) -> int:
     """The command line's exit status for how a session ended: 130 after Ctrl-C, else 0."""
-    return 130 if ended_by == "interrupt" else 0
+    return INTERRUPTED if ended_by == "interrupt" else 0
 
 
 def seed_or_random(seed: int | None) -> int:
@@ -80,15 +88,29 @@ def seed_or_random(seed: int | None) -> int:
     return seed if seed is not None else secrets.randbelow(2**31)
 
 
+def interrupted_before(stops: str = "game") -> str:
+    """The one line of a Ctrl-C that comes before play begins."""
+    return f"Interrupted before the {stops} began: nothing was played."
+
+
 def run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> int:
     """Play ``session(settings, stdout, echo=...)`` on standard input; its exit status. Piped
-    input is echoed; an :class:`OpponentUnavailable` ends with one line and status 2."""
+    input is echoed; an :class:`OpponentUnavailable` ends with one line and status 2; Ctrl-C,
+    whenever it comes (the computer being built, compiled, play, the report), with one line
+    (or the game's report) and status 130."""
     try:
         game = session(settings, sys.stdout, echo=not sys.stdin.isatty())
     except OpponentUnavailable as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
-    return game.run(stdin_lines()).exit_code
+    except KeyboardInterrupt:
+        print(interrupted_before(getattr(session, "STOPS", "game")), flush=True)
+        return INTERRUPTED
+    try:
+        return game.run(stdin_lines()).exit_code
+    except KeyboardInterrupt:   # a second Ctrl-C, or one during the report
+        print(flush=True)
+        return INTERRUPTED
 
 
 class PlaySession:
@@ -110,6 +132,9 @@ class PlaySession:
     state: Any
     human: int
     opponent: Any
+    began: bool = False
+    """Play began (:meth:`start`, the computer's compile included, is done): :meth:`finish`
+    reports only then; a Ctrl-C before it is one line."""
 
     def __init__(self, settings: Any, output: TextIO, *, echo: bool = False,
                  clock: Callable[[], float] = time.monotonic):
@@ -157,11 +182,13 @@ class PlaySession:
         lines = iter(input_lines)
         try:
             self.start()
+            self.began = True
             ended_by = self.play(lines)
         except KeyboardInterrupt:
             ended_by = "interrupt"
-            self._say()
-            self._say(f"Interrupted: the {self.STOPS} stops here.")
+            self._say()   # ends a partial line (the prompt, "Preparing ...")
+            self._say(f"Interrupted: the {self.STOPS} stops here." if self.began
+                      else interrupted_before(self.STOPS))
         return self.finish(ended_by)
 
     def play(self, lines: Iterator[str]) -> str:
@@ -258,5 +285,7 @@ class PlaySession:
         raise NotImplementedError
 
     def finish(self, ended_by: str) -> Any:
-        """After the last move: report and return the game's result (with ``exit_code``)."""
+        """After the last move: report and return the game's result (with ``exit_code``).
+        Before play :attr:`began` (a Ctrl-C while preparing) only the result: no report, no
+        record."""
         raise NotImplementedError

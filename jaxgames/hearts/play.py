@@ -343,7 +343,9 @@ class Session(PlaySession):
         s = self.state
         scores = tuple(int(x) for x in np.asarray(s.scores))
         points = tuple(int(x) for x in np.asarray(s.points))
-        if self.over:
+        if not self.began:   # a Ctrl-C while the computer players were prepared: its one line
+            pass
+        elif self.over:
             final = scores
             best = min(final)
             winners = [p for p in range(NUM_PLAYERS) if final[p] == best]

@@ -14,8 +14,10 @@ status 2.
 Type a cell (``f6``) to play there, ``undo`` to take back your last move and the computer's
 reply, ``swap`` to use the pie rule (``--swap``; White's first move only), ``help``, ``quit``.
 The board is drawn after every move, each move's thinking time is shown with both sides'
-totals, and the game is saved as an SGF record at the end, also when you quit or the input
-ends (Ctrl-D). Rules: docs/rules/hex.md ("Playing against the computer").
+totals, and the game is saved as an SGF record at the end, also when you quit, the input
+ends (Ctrl-D) or Ctrl-C stops it (exit status 130); a game with no move on the board is not
+saved, and a Ctrl-C while the computer is prepared (compiled) stops with one line. Rules:
+docs/rules/hex.md ("Playing against the computer").
 
 The logic is importable: :func:`play` (or :class:`Session`) takes any iterable of input
 lines and writes to any text stream; :func:`main` is the thin command line around it. The
@@ -157,7 +159,7 @@ class Result:
     times: tuple             # seconds each move took, same order
     winner: int | None       # BLACK, WHITE, or None when the game was stopped
     ended_by: str            # "win", "quit", "eof" or "interrupt"
-    sgf_path: str | None     # where the record was written (None if that failed)
+    sgf_path: str | None     # where the record was written (None: no move played, or it failed)
     exit_code: int           # 0; 1 if the record could not be written; 130 after Ctrl-C
 
 
@@ -360,8 +362,12 @@ class Session(PlaySession):
         self._say(self.board_text())
 
     def finish(self, ended_by: str) -> Result:
-        """The result and the times; the game saved."""
+        """The result and the times; the game saved (unless no move is on the board: no empty
+        record; nothing at all is said when play never began, a Ctrl-C while preparing)."""
         winner = self.winner()
+        code = exit_status(ended_by)
+        if not self.began:
+            return Result((), (), None, ended_by, None, code)
         self._say()
         if winner is not None:
             self._say(f"Game over: {_COLOUR_NAME[winner]} wins ("
@@ -374,9 +380,11 @@ class Session(PlaySession):
             mean = f", {format_seconds(sum(moves) / len(moves))} a move" if moves else ""
             self._say(f"Time, {'you' if player == self.human else 'computer'} ({_COLOUR_NAME[player]}): "
                       f"{format_seconds(sum(moves))} over {len(moves)} move{'' if len(moves) == 1 else 's'}{mean}")
+        if not self.actions:
+            self._say("No move on the board: no record saved.")
+            return Result((), (), winner, ended_by, None, code)
         path = self.settings.sgf or default_sgf_path()
         text = self.sgf()
-        code = exit_status(ended_by)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text + "\n")

@@ -252,6 +252,8 @@ class Session(PlaySession):
         n = len(self.results)
         bb = self.settings.big_blind
         total = sum(self.results)
+        if not self.began:   # a Ctrl-C before the first hand: its one line is all
+            return Result(hands=0, results=(), ended_by=ended_by, exit_code=exit_status(ended_by))
         self._say()
         if n:
             self._say(f"Session over: {n} hand{'s' if n > 1 else ''}, you {'won' if total >= 0 else 'lost'} "

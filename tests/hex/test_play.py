@@ -10,8 +10,11 @@ from __future__ import annotations
 import io
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -111,7 +114,9 @@ def test_undo_restores_the_position(tmp_path):
     assert seen["moves"] == 2 and seen["after_moves"] == 0
     assert seen["after"] == seen["before"]
     assert "Took back" in text and "Your move again." in text
-    assert result.actions == () and saved_actions(result.sgf_path) == ()
+    # no move left on the board: no empty record
+    assert result.actions == () and result.sgf_path is None and result.exit_code == 0
+    assert "No move on the board: no record saved." in text and not (tmp_path / "game.sgf").exists()
 
 
 def test_undo_as_white_keeps_the_computers_first_move(tmp_path):
@@ -259,6 +264,68 @@ def test_cli_agent_missing_run_from_a_shell(tmp_path):
         "python -m jaxgames.hex.play: error: runs/hex/nothing: no such run folder (give the folder "
         "of a python -m train.hex run, e.g. runs/hex/quick-seed0)"]
     assert not list(tmp_path.iterdir())  # no game, no record
+
+
+PREPARING = "Preparing the computer (compiling its move once) ... "
+INTERRUPTED = "Interrupted before the game began: nothing was played."
+
+
+# ``python -m jaxgames.hex.play`` with Ctrl-C raising KeyboardInterrupt, as in a terminal: Python
+# keeps SIGINT ignored in a child whose parent ignores it (a job started in the background of
+# a script is)
+_AS_A_SHELL = ("import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "runpy.run_module('jaxgames.hex.play', run_name='__main__', alter_sys=True)")
+# what XLA says on stderr when it loads a program from the tests' compilation cache (conftest)
+_CACHE_NOTE = re.compile(r"^[EWI]\d{4} [\d:.]+ +\d+ cpu_aot_loader\.cc:\d+\] Loading XLA:CPU AOT result")
+
+
+def test_ctrl_c_while_compiling_from_a_shell(tmp_path):
+    """Ctrl-C while the computer is compiled (the first seconds of every game): one line, exit
+    status 130, no traceback and no record of a game never played."""
+    child = subprocess.Popen([sys.executable, "-c", _AS_A_SHELL, "--board-size", "11",
+                              "--simulations", "1000", "--seed", "0", "--sgf", str(tmp_path / "g.sgf")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    try:
+        seen, deadline = b"", time.monotonic() + 120
+        while PREPARING.encode() not in seen:     # written (and flushed) just before the compile
+            assert time.monotonic() < deadline and child.poll() is None, seen
+            if select.select([child.stdout], [], [], 0.5)[0]:
+                seen += os.read(child.stdout.fileno(), 65536)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    text = (seen + out).decode()
+    assert child.returncode == 130, err.decode()
+    assert [line for line in err.decode().splitlines() if line and not _CACHE_NOTE.match(line)] == []
+    assert text.split(PREPARING)[1].strip().splitlines() == [INTERRUPTED]
+    assert not list(tmp_path.iterdir())   # no record
+
+
+def test_ctrl_c_while_the_computer_is_built_or_compiled(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("b2\n"))
+    def building(settings):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(hp.OPPONENTS, "uct", building)
+    assert hp.main(["--board-size", str(N), "--sgf", str(tmp_path / "g.sgf")]) == 130
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [INTERRUPTED] and captured.err == ""
+    monkeypatch.undo()
+    s, out = session(tmp_path)
+
+    def compiling(step, key):
+        s.out.write(PREPARING)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(s, "prepare", compiling)
+    result = s.run(iter(["b2"]))
+    assert result.exit_code == 130 and result.ended_by == "interrupt" and result.sgf_path is None
+    assert out.getvalue().split(PREPARING)[1].splitlines() == ["", INTERRUPTED]
+    assert not list(tmp_path.iterdir())
 
 
 def test_uct_defaults_without_board_size_and_simulations():
