@@ -15,20 +15,15 @@ Runs on several hosts as it is (docs/training.md, "Scaling out to several hosts"
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import math
 import pathlib
 import sys
 from typing import Annotated, Sequence
 
-import jax
 import tyro
 
-import jaxgames
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
-from jaxgames.hex.network import (RESNET_BLOCKS, RESNET_CHANNELS, SOURCE_FILTERS, SOURCE_HIDDEN, ResNet,
-                                  conv_sizes, size_options)
+from jaxgames.hex.network import RESNET_BLOCKS, RESNET_CHANNELS, size_options
 from jaxgames.search.mcts import KINDS
 from train.algos.alphazero import AZConfig
 from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary,
@@ -131,83 +126,7 @@ class Config(RunConfig):
                     "the learner counts its updates in an int32")
         check_int32("the games ((phase 1 +) rounds x updates_per_round x games_per_update)",
                     updates * self.learner.games_per_update, "the learner counts its games in an int32")
-        check_memory(*self.memory())
-
-    def memory(self) -> tuple[dict[str, int], dict[str, int]]:
-        """``(held, passing)`` bytes for :func:`train.common.config.check_memory`, from the
-        sizes of the network (:func:`param_count`) and of a game's state: all along the
-        network with its average and optimizer state, the league (a pool of ``num_models``
-        models, one per round, and its results table, quadratic in them) and the replay
-        buffer; for a while the largest of an update's games and searches (an mctx tree node
-        holds six [A] rows and a state, a plain-UCT node a state and three [A] rows), an SGD
-        minibatch's activations, or an evaluation's games (every game of an arena at once,
-        each with the trees of both players). The largest arrays only: a lower bound."""
-        n, az = self.board_size, self.learner
-        actions, state, obs = _game_sizes(n)
-        params = 4 * param_count(self)
-        position = obs + 5 * actions + 4          # obs, policy float32 [A], legal [A], value
-        node = 24 * actions + 20 + state          # an mctx tree node
-        uct_node = 12 * actions + state           # a plain-UCT tree node
-        models = lib.num_models(self)
-        agent_tree = (lib.eval_simulations(self) + 1) * node
-        uct_tree = (self.uct_simulations + 1) * uct_node
-        held = {
-            "the network, its average and optimizer state (network size)": 3 * params,
-            "the league's pool of past models and their results table (rounds, network size)":
-                models * params + 2 * 4 * (1 + models) ** 2,
-            "the replay buffer (buffer_size)": az.buffer_size * position,
-        }
-        passing = {
-            "an update's self-play games and searches (games_per_update, simulations)":
-                az.games_per_update * (n * n * position + (self.simulations + 1) * node),
-            "an SGD minibatch's activations (batch_size)": az.batch_size * 3 * 4 * _activations(self),
-            "the games against UCT (eval_games, final_eval_games, sgf_games, eval_simulations, "
-            "uct_simulations)": max(self.eval_games, self.final_eval_games, self.sgf_games) * (agent_tree + uct_tree),
-            "the Elo games (elo_games, eval_simulations)": self.elo_games * 2 * agent_tree,
-        }
-        if self.phase1 == "uct":
-            passing["phase 1's UCT labels (games_per_update, phase1_simulations)"] = (
-                az.games_per_update * (az.phase1_simulations + 1) * uct_node)
-        if az.anchor_fraction > 0:
-            passing["the UCT anchor's searches (games_per_update, anchor_simulations)"] = (
-                az.games_per_update * (az.anchor_simulations + 1) * uct_node)
-        return held, passing
-
-
-def param_count(config: Config) -> int:
-    """Parameters of the run's network, from its layer sizes (``jaxgames/hex/network.py``;
-    tested equal to the network's own count)."""
-    n = config.board_size
-    if config.network == "source":
-        count, cin, side = 0, 2, n
-        for features, (_, side) in zip(SOURCE_FILTERS, conv_sizes(n)):
-            count += 9 * cin * features + features
-            cin = features
-        h = SOURCE_HIDDEN
-        return count + side * side * cin * h + h + (h + 1) + (h * n * n + n * n)
-    c, blocks, vh = config.resnet_channels, config.resnet_blocks, ResNet.value_hidden
-    conv3 = 9 * c * c + c + 2 * c                      # a 3x3 convolution of c filters and its LayerNorm
-    return ((9 * 2 * c + c + 2 * c) + blocks * 2 * conv3 + (2 * c + 2 + 4)
-            + (2 * n * n * (n * n + 1) + n * n + 1) + (c + 1 + 2) + (n * n * vh + vh) + (vh + 1))
-
-
-def _activations(config: Config) -> int:
-    """Floats of one position's forward activations (the largest layers)."""
-    n = config.board_size
-    if config.network == "source":
-        return sum(side * side * f for f, (_, side) in zip(SOURCE_FILTERS, conv_sizes(n))) + SOURCE_HIDDEN
-    return n * n * config.resnet_channels * (3 + 6 * config.resnet_blocks)
-
-
-@functools.lru_cache(maxsize=None)
-def _game_sizes(board_size: int) -> tuple[int, int, int]:
-    """``(actions, bytes of a state, bytes of an observation)`` of Hex on this board."""
-    env = jaxgames.make("hex", board_size=board_size)
-    state = jax.eval_shape(lambda: env.init(jax.random.key(0)))
-    obs = jax.eval_shape(lambda s: env.observe(s, s.current_player), state)
-    nbytes = lambda tree: sum(math.prod(x.shape) * x.dtype.itemsize  # noqa: E731
-                              for x in jax.tree_util.tree_leaves(tree))
-    return env.num_actions, nbytes(state), nbytes(obs)
+        check_memory(*lib.memory(self))
 
 
 # What each preset reaches, with the runs behind these choices: docs/hex_training.md and

@@ -246,18 +246,6 @@ def test_huge_budgets_are_refused_in_one_line_before_the_run_folder(argv, messag
 def test_budgets_under_the_bounds_are_accepted():
     from train.common.config import MEMORY_CAP, memory_estimate, parse
     _, c = parse(PRESETS, ["--preset", "full", "--rounds", "2000"])   # 2001 models of 11x11: ~2 GiB
-    assert memory_estimate(*c.memory())[0] < MEMORY_CAP
+    assert memory_estimate(*hex_train.lib.memory(c))[0] < MEMORY_CAP
     for preset in PRESETS.values():
-        assert memory_estimate(*preset.memory())[0] < MEMORY_CAP / 8
-
-
-@pytest.mark.parametrize("argv", [["--board-size", "3"], [], ["--board-size", "11"], ["--board-size", "19"],
-                                  ["--network", "resnet"], ["--network", "resnet", "--board-size", "3",
-                                   "--resnet-blocks", "0", "--resnet-channels", "5"],
-                                  ["--network", "resnet", "--board-size", "13", "--resnet-blocks", "2"]])
-def test_param_count_is_the_networks_own(argv):
-    from train.common.config import parse
-    _, c = parse(PRESETS, argv)
-    net = hex_network.make(c.board_size, kind=c.network, **hex_network.size_options(
-        c.network, resnet_blocks=c.resnet_blocks, resnet_channels=c.resnet_channels))
-    assert hex_train.param_count(c) == hex_network.num_params(jax.eval_shape(net.init, jax.random.key(0)))
+        assert memory_estimate(*hex_train.lib.memory(preset))[0] < MEMORY_CAP / 8

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import time
 
 import jax
@@ -64,11 +65,82 @@ def eval_simulations(config) -> int:
     return config.eval_simulations or config.simulations
 
 
+def memory(config) -> tuple[dict[str, int], dict[str, int]]:
+    """``(held, passing)`` bytes for :func:`train.common.config.check_memory`, from the
+    sizes of the network (:func:`param_count`) and of a game's state: all along the
+    network with its average and optimizer state, the league (a pool of ``num_models``
+    models, one per round, and its results table, quadratic in them) and the replay
+    buffer; for a while the largest of an update's games and searches (an mctx tree node
+    holds six [A] rows and a state, a plain-UCT node a state and three [A] rows), an SGD
+    minibatch's activations, or an evaluation's games (every game of an arena at once,
+    each with the trees of both players). The largest arrays only: a lower bound."""
+    n, az = config.board_size, config.learner
+    actions, state, obs = _game_sizes(n)
+    params = 4 * param_count(config)
+    position = obs + 5 * actions + 4          # obs, policy float32 [A], legal [A], value
+    node = 24 * actions + 20 + state          # an mctx tree node
+    uct_node = 12 * actions + state           # a plain-UCT tree node
+    models = num_models(config)
+    agent_tree = (eval_simulations(config) + 1) * node
+    uct_tree = (config.uct_simulations + 1) * uct_node
+    held = {
+        "the network, its average and optimizer state (network size)": 3 * params,
+        "the league's pool of past models and their results table (rounds, network size)":
+            models * params + 2 * 4 * (1 + models) ** 2,
+        "the replay buffer (buffer_size)": az.buffer_size * position,
+    }
+    passing = {
+        "an update's self-play games and searches (games_per_update, simulations)":
+            az.games_per_update * (n * n * position + (config.simulations + 1) * node),
+        "an SGD minibatch's activations (batch_size)": az.batch_size * 3 * 4 * _activations(config),
+        "the games against UCT (eval_games, final_eval_games, sgf_games, eval_simulations, "
+        "uct_simulations)": max(config.eval_games, config.final_eval_games, config.sgf_games) * (agent_tree + uct_tree),
+        "the Elo games (elo_games, eval_simulations)": config.elo_games * 2 * agent_tree,
+    }
+    if config.phase1 == "uct":
+        passing["phase 1's UCT labels (games_per_update, phase1_simulations)"] = (
+            az.games_per_update * (az.phase1_simulations + 1) * uct_node)
+    if az.anchor_fraction > 0:
+        passing["the UCT anchor's searches (games_per_update, anchor_simulations)"] = (
+            az.games_per_update * (az.anchor_simulations + 1) * uct_node)
+    return held, passing
+
+
+def network(config):
+    """The run's policy-value network (``jaxgames/hex/network.py``)."""
+    return hex_network.make(config.board_size, kind=config.network, **hex_network.size_options(
+        config.network, resnet_blocks=config.resnet_blocks, resnet_channels=config.resnet_channels))
+
+
+def param_count(config) -> int:
+    """Parameters of the run's network (abstract: nothing is computed)."""
+    return hex_network.num_params(jax.eval_shape(network(config).init, jax.random.key(0)))
+
+
+def _activations(config) -> int:
+    """Floats of one position's forward activations (the largest layers)."""
+    n = config.board_size
+    if config.network == "source":
+        return sum(side * side * f for f, (_, side) in zip(hex_network.SOURCE_FILTERS, hex_network.conv_sizes(n))) \
+            + hex_network.SOURCE_HIDDEN
+    return n * n * config.resnet_channels * (3 + 6 * config.resnet_blocks)
+
+
+@functools.lru_cache(maxsize=None)
+def _game_sizes(board_size: int) -> tuple[int, int, int]:
+    """``(actions, bytes of a state, bytes of an observation)`` of Hex on this board."""
+    env = jaxgames.make("hex", board_size=board_size)
+    state = jax.eval_shape(lambda: env.init(jax.random.key(0)))
+    obs = jax.eval_shape(lambda s: env.observe(s, s.current_player), state)
+    nbytes = lambda tree: sum(math.prod(x.shape) * x.dtype.itemsize  # noqa: E731
+                              for x in jax.tree_util.tree_leaves(tree))
+    return env.num_actions, nbytes(state), nbytes(obs)
+
+
 def build(config):
     """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
     env = jaxgames.make("hex", board_size=config.board_size)
-    net = hex_network.make(config.board_size, kind=config.network, **hex_network.size_options(
-        config.network, resnet_blocks=config.resnet_blocks, resnet_channels=config.resnet_channels))
+    net = network(config)
 
     def self_play_search(apply_fn):
         return functools.partial(
