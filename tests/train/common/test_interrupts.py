@@ -11,6 +11,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -57,21 +58,26 @@ def signalled(argv, run, sig, after_step):
     """Start ``python -m train.ten_half argv``, send ``sig`` once checkpoint ``after_step`` is
     written (orbax renames a step's folder to its number when the save is finished); its exit
     status and stderr lines."""
-    child = subprocess.Popen([sys.executable, "-c", _AS_A_SHELL, *argv], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, PYTHONPATH=str(REPO)))
-    try:
-        deadline = time.monotonic() + 300
-        while not (run / "checkpoints" / str(after_step)).is_dir():
-            assert child.poll() is None, child.communicate()
-            assert time.monotonic() < deadline, "no checkpoint came"
-            time.sleep(0.01)
-        child.send_signal(sig)
-        _, err = child.communicate(timeout=120)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    # stderr to a file, not a pipe read only at the end: the XLA notes of programs loaded from
+    # the suite's compilation cache can fill a pipe and stop the child before its checkpoint
+    with tempfile.TemporaryFile() as err_file:
+        child = subprocess.Popen([sys.executable, "-c", _AS_A_SHELL, *argv], cwd=REPO,
+                                 stdout=subprocess.DEVNULL, stderr=err_file,
+                                 env=dict(os.environ, PYTHONPATH=str(REPO)))
+        try:
+            deadline = time.monotonic() + 300
+            while not (run / "checkpoints" / str(after_step)).is_dir():
+                assert child.poll() is None, "the run ended before its checkpoint"
+                assert time.monotonic() < deadline, "no checkpoint came"
+                time.sleep(0.01)
+            child.send_signal(sig)
+            child.wait(timeout=120)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        err_file.seek(0)
+        err = err_file.read().decode()
     return child.returncode, [line for line in err.strip().splitlines() if not _CACHE_NOTE.match(line)]
 
 
