@@ -10,6 +10,7 @@ from jaxgames.game2048 import players
 from jaxgames.game2048.tables import export_tables, load_tables
 from train import game2048
 from train.games import game2048 as lib
+from one_line import assert_refused_in_one_line
 
 TINY = ["--patterns", "0,1,2,3 4,5,6,7", "--num-games", "16", "--train-moves", "32000",
         "--updates-per-chunk", "500", "--checkpoint-every", "1", "--eval-games", "8",
@@ -181,13 +182,8 @@ def test_tile_rates_read_tile_values_in_both_variants():
     (["--num-games", "100000000"], "its largest part is an update's afterstates (num_games)"),
 ])
 def test_unknown_flags_and_huge_budgets_are_one_line_before_anything_is_made(argv, line, tmp_path, capsys):
-    with pytest.raises(SystemExit) as e:
-        game2048.main(argv + ["--runs-dir", str(tmp_path)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and err.startswith("python -m train.game2048: error: ")
-    assert line in err
-    assert not (tmp_path / "game2048").exists()
+    assert_refused_in_one_line(game2048.main, argv, line, tmp_path, capsys, game="game2048",
+                               start="python -m train.game2048: error: ")
 
 
 def test_the_largest_budget_within_the_bounds_is_accepted():

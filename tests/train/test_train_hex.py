@@ -10,6 +10,7 @@ import pytest
 from jaxgames import arena
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.sgf import from_sgf
+from one_line import assert_refused_in_one_line
 from train import hex as hex_train
 from train.algos import alphazero as az
 from train.games.hex import build, decay_rounds, num_models, score_against, write_plots
@@ -141,12 +142,8 @@ def test_win_rate_plot_draws_asymmetric_wilson_bars(tmp_path, monkeypatch):
     (["--resnet-blocks", "2"], "give --network resnet"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
-    with pytest.raises(SystemExit) as e:
-        hex_train.main(argv + ["--runs-dir", str(tmp_path)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and len(err.splitlines()) == 1
-    assert not (tmp_path / "hex").exists()
+    assert_refused_in_one_line(hex_train.main, argv, message, tmp_path, capsys, game="hex",
+                               start="python -m train.hex: error: ")
 
 
 def test_the_full_preset_anchors_self_play_and_labels_phase1_values_by_uct():
@@ -234,13 +231,8 @@ def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
     (["--anchor-fraction", "0.5", "--anchor-simulations", "1000000"], "the UCT anchor's searches"),
 ])
 def test_huge_budgets_are_refused_in_one_line_before_the_run_folder(argv, message, tmp_path, capsys):
-    with pytest.raises(SystemExit) as e:
-        hex_train.main(argv + ["--runs-dir", str(tmp_path)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and err.startswith("python -m train.hex: error: invalid configuration: ")
-    assert message in err
-    assert not (tmp_path / "hex").exists()
+    assert_refused_in_one_line(hex_train.main, argv, message, tmp_path, capsys, game="hex",
+                               start="python -m train.hex: error: invalid configuration: ")
 
 
 def test_budgets_under_the_bounds_are_accepted():

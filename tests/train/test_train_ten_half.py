@@ -11,6 +11,7 @@ import pytest
 
 from train import ten_half
 from train.common.launcher import cpu_devices_env
+from one_line import assert_refused_in_one_line
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--episodes", "40000", "--episodes-per-update", "2000", "--updates-per-chunk", "5",
@@ -118,13 +119,8 @@ def test_four_devices_match_one():
      "episodes (episodes_per_update)"),
 ])
 def test_unknown_flags_and_huge_budgets_are_one_line_before_anything_is_made(argv, line, tmp_path, capsys):
-    with pytest.raises(SystemExit) as e:
-        ten_half.main(argv + ["--runs-dir", str(tmp_path)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and err.startswith("python -m train.ten_half: error: ")
-    assert line in err
-    assert not (tmp_path / "ten_half").exists()
+    assert_refused_in_one_line(ten_half.main, argv, line, tmp_path, capsys, game="ten_half",
+                               start="python -m train.ten_half: error: ")
 
 
 def test_the_largest_budget_within_the_bounds_is_accepted():
