@@ -126,9 +126,8 @@ def main(argv=None) -> None:
           f"{label} network (source, {network.num_params(params):,} parameters), load {load()}")
     cases = [(args.size, args.batch, sims, args.kind, "") for sims in args.simulations]
     if not (args.run or args.no_pipeline):
-        from train.hex import PRESETS
-        full = PRESETS["full"]
-        cases.append((full.board_size, full.learner.games_per_update, full.simulations, full.search,
+        from train.games.hex import FULL_SELF_PLAY as full
+        cases.append((full["board_size"], full["games_per_update"], full["simulations"], full["search"],
                       "  <- train.hex --preset full self-play"))
     for size, batch, sims, kind, note in cases:
         if size != args.size:

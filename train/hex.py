@@ -146,11 +146,12 @@ PRESETS = {
     # from the labelling UCT search and plain UCT-1,000 as the opponent of a quarter of the
     # self-play updates: the two changes that ended the stalls of some seeds. No Polyak
     # averaging here: it lost on 11x11 (28% against 83%).
-    "full": Config(board_size=11, phase1="uct", search="gumbel", simulations=64, updates_per_round=16,
+    "full": Config(board_size=lib.FULL_SELF_PLAY["board_size"], phase1="uct", search=lib.FULL_SELF_PLAY["search"],
+                   simulations=lib.FULL_SELF_PLAY["simulations"], updates_per_round=16,
                    uct_simulations=1000, eval_simulations=200, eval_symmetry=True, eval_games=20,
                    elo_games=8, elo_opponents=2, rounds=10, lr_decay=True, lr_decay_rounds=18,
-                   learner=AZConfig(games_per_update=128, sgd_steps=256, buffer_size=200_000,
-                                    phase1_simulations=400, phase1_value="uct", sample_moves=8,
+                   learner=AZConfig(games_per_update=lib.FULL_SELF_PLAY["games_per_update"], sgd_steps=256,
+                                    buffer_size=200_000, phase1_simulations=400, phase1_value="uct", sample_moves=8,
                                     anchor_fraction=0.25, anchor_simulations=1000)),
 }
 

@@ -38,6 +38,10 @@ from train.common.rundir import markdown_table
 GAME = "hex"
 UCT = 0   # the league's fixed player 0: plain UCT, the evaluation's opponent (Elo 0)
 
+#: the full preset's self-play search (``train/hex.py`` builds its preset from it; the self-play
+#: benchmark ``bench/hex_selfplay.py`` measures it without importing the entry module)
+FULL_SELF_PLAY = {"board_size": 11, "games_per_update": 128, "simulations": 64, "search": "gumbel"}
+
 
 def phase1_rounds(config) -> int:
     """Rounds of phase 1: one with UCT labels (the source's supervised start), else none."""
