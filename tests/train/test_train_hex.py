@@ -146,13 +146,14 @@ def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
                                start="python -m train.hex: error: ")
 
 
-def test_the_full_preset_anchors_self_play_and_labels_phase1_values_by_uct():
+def test_both_presets_anchor_self_play_and_the_full_labels_phase1_values_by_uct():
     from train.common.config import parse
     full = parse(PRESETS, ["--preset", "full"])[1].learner
     assert (full.anchor_fraction, full.anchor_simulations, full.phase1_value) == (0.25, 1000, "uct")
     assert parse(PRESETS, ["--preset", "full", "--anchor-fraction", "0"])[1].learner.anchor_fraction == 0
     quick = parse(PRESETS, [])[1].learner
-    assert (quick.anchor_fraction, quick.phase1_value, quick.average_decay) == (0.0, "result", 0.999)
+    assert (quick.anchor_fraction, quick.anchor_simulations, quick.phase1_value, quick.average_decay) == (
+        0.25, 200, "result", 0.999)
 
 
 def test_eval_symmetry_is_the_full_presets_and_a_flag():
