@@ -128,3 +128,91 @@ class Take(core.Env):
 
     def _observe(self, state, player_id):
         return state.step_count.reshape(1)
+
+
+@struct.dataclass
+class TallyState(core.State):
+    current_player: jnp.ndarray     # int32 []
+    observation: jnp.ndarray        # int32 [1]  moves made so far
+    rewards: jnp.ndarray            # float32 [3]
+    terminated: jnp.ndarray         # bool []
+    truncated: jnp.ndarray          # bool []
+    legal_action_mask: jnp.ndarray  # bool [3]
+    step_count: jnp.ndarray         # int32 []
+
+
+class Tally(core.Env):
+    """Three players in turn 0, 1, 2, 0 ...; every move pays every seat, so a test knows each
+    seat's reward of each move (and a sum of them tells which moves were made): the mover gets
+    ``1000 * (action + 1)``, each other seat ``10 ** mover * (action + 1)``. Action 2 ends the
+    game at once; otherwise it ends after ``length`` moves."""
+
+    id = "tally"
+    num_players = 3
+    num_actions = 3
+
+    def __init__(self, length: int = 4):
+        self.length = length
+
+    def _init(self, key):
+        return TallyState(current_player=jnp.int32(0), observation=jnp.zeros(1, jnp.int32),
+                          rewards=jnp.zeros(3, jnp.float32), terminated=jnp.bool_(False),
+                          truncated=jnp.bool_(False), legal_action_mask=jnp.ones(3, bool),
+                          step_count=jnp.int32(0))
+
+    def _step(self, state, action, key):
+        mover = state.current_player
+        paid = (action + 1).astype(jnp.float32)
+        rewards = jnp.where(jnp.arange(3) == mover, 1000.0 * paid, jnp.array([1.0, 10.0, 100.0])[mover] * paid)
+        done = (action == 2) | (state.step_count >= self.length)
+        return state.replace(rewards=rewards.astype(jnp.float32), terminated=done,
+                             current_player=jnp.where(done, mover, (mover + 1) % 3).astype(jnp.int32))
+
+    def _observe(self, state, player_id):
+        return state.step_count.reshape(1)
+
+
+@struct.dataclass
+class BitGuessState(core.State):
+    current_player: jnp.ndarray     # int32 []
+    observation: jnp.ndarray        # float32 [4]  own bit one-hot, own seat one-hot
+    rewards: jnp.ndarray            # float32 [2]
+    terminated: jnp.ndarray         # bool []
+    truncated: jnp.ndarray          # bool []
+    legal_action_mask: jnp.ndarray  # bool [2]
+    step_count: jnp.ndarray         # int32 []
+    bits: jnp.ndarray               # int32 [2]  each seat's private bit
+    first: jnp.ndarray              # float32 []  seat 0's score: +1 it named its bit, -1 not
+
+
+class BitGuess(core.Env):
+    """Two players, each dealt a private random bit; seat 0 then seat 1 names a bit, scoring
+    +1 for its own and -1 otherwise; at the end seat 0 gets ``(score0 - score1) / 2`` and seat
+    1 the opposite. Naming one's own bit is optimal: +1/2 a game against a random player
+    (winning half the games, losing none), where random play gets 0 (winning a quarter).
+    (No ``sample_world``: not for PIMC.)"""
+
+    id = "bit_guess"
+    num_players = 2
+    num_actions = 2
+    stochastic = True
+    perfect_information = False
+
+    def _init(self, key):
+        bits = jax.random.randint(key, (2,), 0, 2, dtype=jnp.int32)
+        return BitGuessState(current_player=jnp.int32(0), observation=jnp.zeros(4, jnp.float32),
+                             rewards=jnp.zeros(2, jnp.float32), terminated=jnp.bool_(False),
+                             truncated=jnp.bool_(False), legal_action_mask=jnp.ones(2, bool),
+                             step_count=jnp.int32(0), bits=bits, first=jnp.float32(0))
+
+    def _step(self, state, action, key):
+        mover = state.current_player
+        score = jnp.where(action == state.bits[mover], 1.0, -1.0)
+        second = mover == 1
+        r0 = (state.first - score) / 2.0
+        return state.replace(rewards=jnp.where(second, jnp.stack([r0, -r0]), 0.0).astype(jnp.float32),
+                             terminated=second, first=jnp.where(second, state.first, score),
+                             current_player=jnp.where(second, mover, 1).astype(jnp.int32))
+
+    def _observe(self, state, player_id):
+        return jnp.concatenate([jax.nn.one_hot(state.bits[player_id], 2), jax.nn.one_hot(player_id, 2)])

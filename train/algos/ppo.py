@@ -1,0 +1,458 @@
+"""PPO for any game of the contract, one seat against opponents, in the PureJaxRL style, with
+AlphaHoldem's Trinal-Clip loss (Zhao et al. 2022) beside plain clipped PPO. Nothing here names
+a game: the game reaches the learner through the opponent wrapper
+(``train/algos/opponents.py``), which turns it into a single-agent environment for one seat,
+and through ``features(state, seat)``, the network's encoding of what that seat may see.
+
+One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
+
+1. **Rollout.** ``num_steps`` learner decisions in each of the ``num_envs`` games in flight
+   (a ``lax.scan`` over the vmapped wrapper): each decision's features, legal mask, action
+   sampled from the masked softmax, its log-probability, the value, and what the wrapper
+   reports after it: the reward credited to it, whether its game ended (``done``) and that
+   game's value bounds. Games auto-reset inside the wrapper and run on across updates.
+2. **Targets.** GAE(lambda) advantages and returns (:func:`gae`), bootstrapped from the value
+   of the state each game is left in; every decision gets the value bounds of its own game
+   (:func:`fill_bounds`; a game not finished by the end of the rollout gets none).
+3. **SGD.** ``epochs`` passes over the ``num_envs * num_steps`` decisions, each a fresh
+   permutation cut into ``minibatches`` minibatches; advantages normalised per minibatch (as
+   PureJaxRL); Adam after a clip of the global gradient norm.
+
+Loss (minimised): ``policy_loss + value_coef * value_loss - entropy_coef * entropy``.
+
+* ``loss="trinal"`` (AlphaHoldem): the policy term is :func:`trinal_clip_policy_loss` (the
+  ratio also capped at ``delta1`` where the advantage is negative) and the value term
+  :func:`trinal_value_loss` (the return target clipped to the game's bounds, which the wrapper
+  gives through ``value_bounds``: in hold'em, the chips the learner and its opponent put in).
+* ``loss="ppo"``: plain clipped PPO (:func:`ppo_policy_loss`) and an unclipped squared error
+  (:func:`squared_value_loss`), for comparison.
+
+The table of opponents (``PPOCarry.table``, e.g. a league and anchors) rides in the carry and
+is handed to the wrapper; ``update`` never changes it: the pipeline does, between chunks.
+
+Contracts. ``net``: a flax module, ``net.apply(params, *features [B, ...], legal [B, A]) ->
+(logits [B, A], value [B])`` (illegal logits masked by the net; masked once more here, with a
+finite constant, so entropies and log-probabilities stay finite either way). ``features(state,
+seat) -> tuple`` of arrays for one game (a single array is taken as a 1-tuple).
+
+Devices: the games' batch axis is sharded over the mesh (``shard_batch``), as are the
+minibatches; parameters and the table are replicated, and XLA averages the gradients.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+
+from train.algos.learner import Learner
+from train.algos.opponents import BIG, Seat, VsOpponents
+from train.common.mesh import check_divisible, shard_batch
+
+__all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "fill_bounds", "gae", "init",
+           "loss", "make", "policy", "ppo_policy_loss", "probs", "rollout", "squared_value_loss",
+           "trinal_clip_policy_loss", "trinal_value_loss", "update"]
+
+LOSSES = ("trinal", "ppo")
+#: the logit of an illegal action: finite, so that 0 * log p stays 0 and nothing turns NaN
+MASKED_LOGIT = -1e9
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    """The learner's hyper-parameters. The source (AlphaHoldem) fixes only ``clip_eps`` = 0.2
+    and ``delta1`` = 3; the rest are PureJaxRL's PPO defaults (its CartPole/MinAtar settings),
+    chosen where a game gives no reason to differ, as each field says."""
+
+    num_envs: int = 256
+    """Games side by side (a multiple of the device count). 256 gives 8 192 decisions per
+    update with ``num_steps`` = 32: minibatches of 2 048, large enough for a low-variance
+    gradient in a game as noisy as poker, small enough to update often on a CPU."""
+    num_steps: int = 32
+    """Learner decisions per game per update. Games run on across updates (auto-reset), so
+    this only sets how far GAE looks before bootstrapping; 32 covers several short games
+    (a hand of hold'em is a handful of decisions)."""
+    gamma: float = 1.0
+    """Discount. 1: the games are episodic and what counts is the final result (chips, a win);
+    discounting would make an early decision care less about the same result."""
+    gae_lambda: float = 0.95
+    """GAE lambda (PureJaxRL's and the PPO paper's)."""
+    learning_rate: float = 3e-4
+    """Adam step size (the PPO paper's, PureJaxRL's)."""
+    epochs: int = 4
+    """Passes over one update's decisions (PureJaxRL's CartPole: 4)."""
+    minibatches: int = 4
+    """Minibatches per pass (PureJaxRL's CartPole: 4); must divide num_envs * num_steps."""
+    clip_eps: float = 0.2
+    """epsilon of the clipped ratio (the source's, and PPO's)."""
+    delta1: float = 3.0
+    """Trinal-Clip: the cap of the ratio where the advantage is negative (the source's 3;
+    must exceed 1 + clip_eps)."""
+    loss: str = "trinal"
+    """trinal (AlphaHoldem's Trinal-Clip policy and value losses) or ppo (plain clipped PPO and
+    an unclipped value loss, for comparison)."""
+    value_coef: float = 0.5
+    """Weight of the value loss (PureJaxRL's vf_coef)."""
+    entropy_coef: float = 0.01
+    """Weight of the entropy bonus (PureJaxRL's ent_coef)."""
+    max_grad_norm: float = 0.5
+    """Global gradient-norm clip (PureJaxRL's)."""
+
+    def __post_init__(self):
+        for name in ("num_envs", "num_steps", "epochs", "minibatches"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if (self.num_envs * self.num_steps) % self.minibatches:
+            raise ValueError(f"minibatches ({self.minibatches}) must divide num_envs * num_steps "
+                             f"({self.num_envs} * {self.num_steps} = {self.num_envs * self.num_steps})")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gae_lambda must be in [0, 1], got {self.gae_lambda}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not 0.0 < self.clip_eps < 1.0:
+            raise ValueError(f"clip_eps must be in (0, 1), got {self.clip_eps}")
+        if not self.delta1 > 1.0 + self.clip_eps:
+            raise ValueError(f"delta1 must exceed 1 + clip_eps = {1.0 + self.clip_eps}, got {self.delta1}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        for name in ("value_coef", "entropy_coef"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.max_grad_norm > 0:
+            raise ValueError(f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+
+
+@chex.dataclass(frozen=True)
+class PPOCarry:
+    params: Any
+    opt_state: Any
+    games: Seat            # [E] the games in flight
+    table: Any             # the opponents' table, handed to the wrapper; the pipeline changes it
+    step: jax.Array        # int32 []  updates done
+    decisions: jax.Array   # int32 []  learner decisions trained on so far (E * T per update)
+    returns: jax.Array     # float32 [E]  the learner's rewards so far in each game in flight
+
+
+@chex.dataclass(frozen=True)
+class Transition:
+    """One learner decision of the rollout (leaves ``[T, E, ...]`` once scanned)."""
+
+    features: Any          # tuple of the network's inputs
+    legal: jax.Array       # bool [A]
+    action: jax.Array      # int32 []
+    log_prob: jax.Array    # float32 []  of the action under the rollout's policy
+    value: jax.Array       # float32 []
+    reward: jax.Array      # float32 []  credited to this decision (the wrapper's)
+    done: jax.Array        # bool []  this decision's game ended before the next decision
+    bounds: jax.Array      # float32 [2]  value bounds of that game when done, else (-BIG, BIG)
+
+
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """What :func:`make` binds: the static pieces every function of an update reads."""
+
+    cfg: PPOConfig
+    wrapper: VsOpponents
+    apply_fn: Callable
+    features: Callable
+    optimizer: optax.GradientTransformation
+
+
+@dataclasses.dataclass(frozen=True)
+class PPO(Learner):
+    """A :class:`Learner` with its bound pieces and the mover's action probabilities."""
+
+    parts: Parts = None
+    probs: Callable[[Any, Any, jax.Array], jax.Array] = None
+
+
+# -- the pure pieces ------------------------------------------------------------------------
+
+
+def gae(rewards: jax.Array, values: jax.Array, dones: jax.Array, last_value: jax.Array, *,
+        gamma: float, lam: float) -> tuple[jax.Array, jax.Array]:
+    """Generalised advantage estimation: ``(advantages [T, E], returns [T, E])``.
+
+    ``rewards``, ``values``, ``dones`` ``[T, E]``; ``last_value`` ``[E]``, the value of the
+    state after step ``T - 1``. ``dones[t]``: the game ended after step ``t``, so neither the
+    next value nor the next advantage reaches back across it:
+
+        delta_t = r_t + gamma * V_{t+1} * (1 - d_t) - V_t
+        A_t     = delta_t + gamma * lam * (1 - d_t) * A_{t+1}        (A_T = 0, V_T = last_value)
+        R_t     = A_t + V_t
+
+    (a backward ``lax.scan``)."""
+    chex.assert_equal_shape([rewards, values, dones])
+    chex.assert_shape(last_value, values.shape[1:])
+
+    def back(carry, step):
+        advantage, next_value = carry
+        reward, value, done = step
+        alive = 1.0 - done.astype(jnp.float32)
+        delta = reward + gamma * next_value * alive - value
+        advantage = delta + gamma * lam * alive * advantage
+        return (advantage, value), advantage
+
+    _, advantages = jax.lax.scan(
+        back, (jnp.zeros_like(last_value, jnp.float32), last_value.astype(jnp.float32)),
+        (rewards.astype(jnp.float32), values.astype(jnp.float32), dones), reverse=True)
+    return advantages, advantages + values
+
+
+def fill_bounds(bounds: jax.Array, dones: jax.Array) -> jax.Array:
+    """float32 [T, E, 2]: each step's value bounds are those of the game it belongs to.
+
+    ``bounds[t]`` is meaningful where ``dones[t]`` (the wrapper records a game's bounds at the
+    decision after which it ended); a backward scan carries them to every earlier step of the
+    same game. The steps of a game still unfinished at the end of the rollout get
+    ``(-BIG, BIG)``: no clip."""
+    chex.assert_shape(bounds, dones.shape + (2,))
+
+    def back(following, step):
+        b, done = step
+        here = jnp.where(done[..., None], b.astype(jnp.float32), following)
+        return here, here
+
+    none = jnp.broadcast_to(jnp.array([-BIG, BIG], jnp.float32), bounds.shape[1:])
+    _, filled = jax.lax.scan(back, none, (bounds, dones), reverse=True)
+    return filled
+
+
+def ppo_policy_loss(ratio: jax.Array, adv: jax.Array, *, eps: float) -> jax.Array:
+    """Plain clipped PPO: ``-mean(min(r A, clip(r, 1 - eps, 1 + eps) A))``."""
+    clipped = jnp.clip(ratio, 1.0 - eps, 1.0 + eps)
+    return -jnp.mean(jnp.minimum(ratio * adv, clipped * adv))
+
+
+def trinal_clip_policy_loss(ratio: jax.Array, adv: jax.Array, *, eps: float, delta1: float) -> jax.Array:
+    """AlphaHoldem's Trinal-Clip policy loss ``L^tcp``, negated for minimising, mean.
+
+    For ``A >= 0`` the PPO objective ``min(r A, clip(r, 1 - eps, 1 + eps) A)``. For ``A < 0``
+    the source's
+
+        clip(r, clip(r, 1 - eps, 1 + eps), delta1) * A
+
+    that is ``r`` clipped from below at ``clip(r, 1 - eps, 1 + eps)`` and from above at
+    ``delta1``: ``min(max(r, 1 - eps), delta1) * A`` (``max(r, clip(r, 1 - eps, 1 + eps))`` is
+    ``max(r, 1 - eps)``). Below ``delta1`` this is PPO's objective for ``A < 0`` (``A max(r,
+    1 - eps)``); above it the ratio is capped, so a sample whose probability grew more than
+    ``delta1``-fold stops pulling (PPO's objective there grows without bound, the variance the
+    source blames). ``delta1 > 1 + eps`` (the source: eps = 0.2, delta1 = 3)."""
+    positive = jnp.minimum(ratio * adv, jnp.clip(ratio, 1.0 - eps, 1.0 + eps) * adv)
+    lower = jnp.clip(ratio, 1.0 - eps, 1.0 + eps)
+    negative = jnp.minimum(jnp.maximum(ratio, lower), delta1) * adv
+    return -jnp.mean(jnp.where(adv >= 0, positive, negative))
+
+
+def trinal_value_loss(values: jax.Array, returns: jax.Array, low: jax.Array, high: jax.Array) -> jax.Array:
+    """AlphaHoldem's Trinal-Clip value loss ``L^tcv = mean((clip(R, -delta2, delta3) - V)^2)``,
+    the bounds ``(low, high) = (-delta2, delta3)`` per sample (the game's, from the wrapper;
+    in hold'em what the learner and its opponent put in)."""
+    return jnp.mean(jnp.square(jnp.clip(returns, low, high) - values))
+
+
+def squared_value_loss(values: jax.Array, returns: jax.Array) -> jax.Array:
+    """Plain PPO's value loss here: ``mean((R - V)^2)``, no bounds."""
+    return jnp.mean(jnp.square(returns - values))
+
+
+# -- the network ------------------------------------------------------------------------------
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _heads(parts: Parts, params, features: tuple, legal: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(log_probs [B, A], value [B])``: the log masked softmax and the value."""
+    logits, value = parts.apply_fn(params, *features, legal)
+    logits = jnp.where(legal, logits.astype(jnp.float32), MASKED_LOGIT)
+    return jax.nn.log_softmax(logits, axis=-1), value.astype(jnp.float32)
+
+
+def _mover_features(parts: Parts, state) -> tuple:
+    return tuple(x[None] for x in _as_tuple(parts.features(state, state.current_player)))
+
+
+def probs(parts: Parts, params, state, key) -> jax.Array:
+    """float32 [A]: the policy's action probabilities for the player to move in ``state``
+    (from ``features(state, state.current_player)``; 0 on illegal actions). ``key`` unused."""
+    del key
+    log_probs, _ = _heads(parts, params, _mover_features(parts, state), state.legal_action_mask[None])
+    return jnp.exp(log_probs[0])
+
+
+def policy(parts: Parts, params, state, key) -> jax.Array:
+    """The trained policy for the arena: an action sampled from :func:`probs`. int32 []."""
+    log_probs, _ = _heads(parts, params, _mover_features(parts, state), state.legal_action_mask[None])
+    return jax.random.categorical(key, log_probs[0]).astype(jnp.int32)
+
+
+# -- one update -----------------------------------------------------------------------------
+
+
+def init(parts: Parts, net, table: Any, key: jax.Array) -> PPOCarry:
+    """Parameters from ``net.init`` on one game's features, Adam's state, and ``num_envs``
+    games dealt by the wrapper (each at the learner's first decision)."""
+    k_params, k_games = jax.random.split(key)
+    E = parts.cfg.num_envs
+    env = parts.wrapper.env
+    example = env.init(jax.random.key(0))
+    features = tuple(x[None] for x in _as_tuple(parts.features(example, jnp.int32(0))))
+    params = net.init(k_params, *features, example.legal_action_mask[None])
+    games = jax.vmap(parts.wrapper.reset, in_axes=(None, 0))(table, jax.random.split(k_games, E))
+    # the table a copy: the chunked driver donates the carry, and the caller's table (bound by
+    # make) must outlive it, for the next init
+    return PPOCarry(params=params, opt_state=parts.optimizer.init(params), games=shard_batch(games),
+                    table=jax.tree_util.tree_map(jnp.copy, table), step=jnp.int32(0), decisions=jnp.int32(0),
+                    returns=shard_batch(jnp.zeros(E, jnp.float32)))
+
+
+def rollout(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[Transition, Seat, jax.Array, jax.Array]:
+    """``num_steps`` decisions in every game: ``(transitions [T, E], games [E], returns [E],
+    finished [T, E])``; ``finished[t]`` is the learner's whole return of the game that ended
+    at step ``t`` (0 elsewhere), ``returns`` the running return of the games left in flight."""
+    step_many = jax.vmap(parts.wrapper.step, in_axes=(None, 0, 0, 0))
+    E = parts.cfg.num_envs
+
+    def body(c, k):
+        games, running = c
+        k_act, k_env = jax.random.split(k)
+        features = tuple(jax.vmap(lambda s, p: _as_tuple(parts.features(s, p)))(games.state, games.seat))
+        legal = games.state.legal_action_mask
+        log_probs, value = _heads(parts, carry.params, features, legal)
+        action = jax.random.categorical(k_act, log_probs).astype(jnp.int32)
+        log_prob = jnp.take_along_axis(log_probs, action[:, None], axis=1)[:, 0]
+        games = shard_batch(step_many(carry.table, games, action, jax.random.split(k_env, E)))
+        total = running + games.reward
+        t = Transition(features=features, legal=legal, action=action, log_prob=log_prob, value=value,
+                       reward=games.reward, done=games.done, bounds=games.bounds)
+        return (games, jnp.where(games.done, 0.0, total)), (t, jnp.where(games.done, total, 0.0))
+
+    (games, running), (transitions, finished) = jax.lax.scan(
+        body, (carry.games, carry.returns), jax.random.split(key, parts.cfg.num_steps))
+    return transitions, games, running, finished
+
+
+@chex.dataclass(frozen=True)
+class _Batch:
+    features: Any
+    legal: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    advantage: jax.Array
+    target: jax.Array      # float32  the GAE return (clipped to [low, high] by the trinal value loss)
+    low: jax.Array         # float32  the bounds of the decision's game
+    high: jax.Array
+
+
+def loss(parts: Parts, params, batch: _Batch) -> tuple[jax.Array, dict]:
+    """The loss of one minibatch (module doc) and its statistics."""
+    cfg = parts.cfg
+    log_probs, value = _heads(parts, params, batch.features, batch.legal)
+    log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
+    log_ratio = log_prob - batch.log_prob
+    ratio = jnp.exp(log_ratio)
+    adv = batch.advantage
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if cfg.loss == "trinal":
+        policy_loss = trinal_clip_policy_loss(ratio, adv, eps=cfg.clip_eps, delta1=cfg.delta1)
+        value_loss = trinal_value_loss(value, batch.target, batch.low, batch.high)
+    else:
+        policy_loss = ppo_policy_loss(ratio, adv, eps=cfg.clip_eps)
+        value_loss = squared_value_loss(value, batch.target)
+    p = jnp.exp(log_probs)
+    entropy = -jnp.sum(jnp.where(batch.legal, p * log_probs, 0.0), axis=-1).mean()
+    total = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+    stats = {"loss": total, "policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy,
+             # the k3 estimator of KL(old || new) (Schulman), as PureJaxRL's successors log it
+             "approx_kl": jnp.mean((ratio - 1.0) - log_ratio),
+             "clip_fraction": jnp.mean((jnp.abs(ratio - 1.0) > cfg.clip_eps).astype(jnp.float32))}
+    return total, stats
+
+
+def sgd_epoch(parts: Parts, batch: _Batch, state, key):
+    """One pass: a permutation of the decisions cut into minibatches, one Adam step each."""
+    cfg = parts.cfg
+    n = batch.action.shape[0]
+    order = jax.random.permutation(key, n)
+    shuffled = jax.tree_util.tree_map(
+        lambda x: x[order].reshape((cfg.minibatches, n // cfg.minibatches) + x.shape[1:]), batch)
+
+    def step(state, minibatch):
+        params, opt_state = state
+        minibatch = shard_batch(minibatch)
+        grads, stats = jax.grad(lambda p: loss(parts, p, minibatch), has_aux=True)(params)
+        updates, opt_state = parts.optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), stats
+
+    return jax.lax.scan(step, state, shuffled)
+
+
+def update(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[PPOCarry, dict]:
+    """One update: a rollout of ``num_steps`` decisions per game, GAE, ``epochs`` x
+    ``minibatches`` Adam steps. Metrics (scalars): the losses, entropy, approx_kl and
+    clip_fraction averaged over the steps; ``episode_return``, the learner's mean return over
+    the games that ended in this rollout (0 when none did) and ``games_finished``, their count;
+    ``reward``, the mean reward per decision; ``decisions`` trained on so far."""
+    cfg = parts.cfg
+    k_rollout, k_sgd = jax.random.split(key)
+    transitions, games, running, finished = rollout(parts, carry, k_rollout)
+    _, last_value = _heads(parts, carry.params,
+                           tuple(jax.vmap(lambda s, p: _as_tuple(parts.features(s, p)))(games.state, games.seat)),
+                           games.state.legal_action_mask)
+    advantages, returns = gae(transitions.reward, transitions.value, transitions.done, last_value,
+                              gamma=cfg.gamma, lam=cfg.gae_lambda)
+    bounds = fill_bounds(transitions.bounds, transitions.done)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731  [T, E, ...] -> [T * E, ...]
+    batch = _Batch(features=jax.tree_util.tree_map(flat, transitions.features), legal=flat(transitions.legal),
+                   action=flat(transitions.action), log_prob=flat(transitions.log_prob),
+                   advantage=flat(advantages), target=flat(returns), low=flat(bounds[..., 0]),
+                   high=flat(bounds[..., 1]))
+    (params, opt_state), stats = jax.lax.scan(
+        lambda state, k: sgd_epoch(parts, batch, state, k), (carry.params, carry.opt_state),
+        jax.random.split(k_sgd, cfg.epochs))
+    decisions = cfg.num_envs * cfg.num_steps
+    carry = carry.replace(params=params, opt_state=opt_state, games=games, returns=running,
+                          step=carry.step + 1, decisions=carry.decisions + decisions)
+    count = transitions.done.sum(dtype=jnp.int32)
+    metrics = {k: v.mean() for k, v in stats.items()}
+    metrics.update(episode_return=finished.sum() / jnp.maximum(count, 1).astype(jnp.float32),
+                   games_finished=count, reward=transitions.reward.mean(), decisions=carry.decisions)
+    return carry, metrics
+
+
+def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, table: Any) -> PPO:
+    """The PPO learner of ``wrapper``'s game, one seat against the wrapper's opponents.
+
+    Args:
+      cfg: the hyper-parameters.
+      wrapper: the game from the learner's seat (:class:`~train.algos.opponents.VsOpponents`).
+      net: a flax module (module doc: ``apply(params, *features, legal) -> (logits, value)``).
+      features: ``features(state, seat) -> tuple`` of arrays, the network's encoding of what
+        ``seat`` may see in one unbatched ``state``.
+      table: the opponents' table the first games are played with (``PPOCarry.table``).
+
+    Returns a :class:`PPO`: ``init(key) -> PPOCarry``, ``update(carry, key) -> (carry,
+    metrics)``, ``policy(params, state, key) -> action`` and ``probs(params, state, key) ->
+    float32 [A]`` (both for the player to move), ``params(carry)``.
+    """
+    if not isinstance(cfg, PPOConfig):
+        raise TypeError(f"cfg must be a PPOConfig, got {type(cfg).__name__}")
+    if not isinstance(wrapper, VsOpponents):
+        raise TypeError(f"wrapper must be a VsOpponents, got {type(wrapper).__name__}")
+    check_divisible(cfg.num_envs)
+    check_divisible(cfg.num_envs * cfg.num_steps // cfg.minibatches)
+    optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm),
+                            optax.adam(cfg.learning_rate, eps=1e-5))  # PureJaxRL's eps
+    parts = Parts(cfg=cfg, wrapper=wrapper, apply_fn=net.apply, features=features, optimizer=optimizer)
+    bind = lambda f: lambda *args: f(parts, *args)  # noqa: E731
+    return PPO(init=lambda key: init(parts, net, table, key), update=bind(update), policy=bind(policy),
+               params=lambda carry: carry.params, parts=parts, probs=bind(probs))
