@@ -117,10 +117,14 @@ class VsOpponents:
         default none: ``(-BIG, BIG)``.
       max_opponent_moves: the most opponent moves in one game between two learner decisions
         (a bound on the loop; default ``env.max_steps``, or 100 000 for a game without one).
+      reward_scale: the learner's rewards are the game's times this (hold'em: chips to big
+        blinds, the unit a value network learns comfortably); ``value_bounds`` are given in
+        the scaled unit.
     """
 
     def __init__(self, env: Env, *, opponent_policy: OpponentPolicy, draw_opponent: DrawOpponent,
-                 value_bounds: ValueBounds | None = None, max_opponent_moves: int | None = None):
+                 value_bounds: ValueBounds | None = None, max_opponent_moves: int | None = None,
+                 reward_scale: float = 1.0):
         if env.num_players < 2:
             raise ValueError(f"the opponent wrapper is for games of two or more players; "
                              f"{env.id or type(env).__name__} has {env.num_players}")
@@ -133,6 +137,9 @@ class VsOpponents:
         self.draw_opponent = draw_opponent
         self.value_bounds = value_bounds
         self.max_opponent_moves = int(max_opponent_moves)
+        if not float(reward_scale) > 0:
+            raise ValueError(f"reward_scale must be > 0, got {reward_scale}")
+        self.reward_scale = float(reward_scale)
 
     @property
     def num_actions(self) -> int:
@@ -157,7 +164,7 @@ class VsOpponents:
         k_move, k_play = jax.random.split(key)
         state = self.env.step(s.state, jnp.asarray(action, jnp.int32), k_move)
         loop = _Loop(state=state, seat=s.seat, opponent=s.opponent,
-                     reward=state.rewards[s.seat].astype(jnp.float32), credited=jnp.bool_(True),
+                     reward=self.reward_scale * state.rewards[s.seat].astype(jnp.float32), credited=jnp.bool_(True),
                      done=jnp.bool_(False), bounds=no_bounds(), moves=jnp.int32(0),
                      deals=jnp.int32(0), key=k_play)
         return self._advance(table, loop)
@@ -205,7 +212,7 @@ class VsOpponents:
             return _Loop(
                 state=pick(fresh, played), seat=jnp.where(over, seat, c.seat),
                 opponent=jnp.where(over, opponent, c.opponent),
-                reward=c.reward + jnp.where(~over & c.credited, played.rewards[c.seat], 0.0),
+                reward=c.reward + jnp.where(~over & c.credited, self.reward_scale * played.rewards[c.seat], 0.0),
                 credited=c.credited & ~over, done=c.done | ends,
                 bounds=jnp.where(ends, self._bounds(c.state, c.seat), c.bounds),
                 moves=jnp.where(over, 0, c.moves + 1), deals=c.deals + over.astype(jnp.int32),

@@ -6,11 +6,19 @@ and through ``features(state, seat)``, the network's encoding of what that seat 
 
 One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
 
-1. **Rollout.** ``num_steps`` learner decisions in each of the ``num_envs`` games in flight
-   (a ``lax.scan`` over the vmapped wrapper): each decision's features, legal mask, action
-   sampled from the masked softmax, its log-probability, the value, and what the wrapper
-   reports after it: the reward credited to it, whether its game ended (``done``) and that
-   game's value bounds. Games auto-reset inside the wrapper and run on across updates.
+0. **Opponents.** The ``num_envs`` games are split into ``opponent_groups`` groups; each
+   group gets one opponent for the whole update, ``choose_opponent(pool, params, key)`` (a
+   pool model, an anchor: whatever the pipeline's table means to its wrapper). One opponent
+   per group, not per game: a network opponent is then evaluated once per group on a batch,
+   not gathered per game (with a pool of networks, a per-game gather of parameters would
+   cost more than the network itself). Every game is dealt anew at the start of an update,
+   so each is played against one opponent throughout.
+1. **Rollout.** ``num_steps`` learner decisions in each game (a ``lax.scan`` over the
+   vmapped wrapper): each decision's features, legal mask, action sampled from the masked
+   softmax, its log-probability, the value, and what the wrapper reports after it: the
+   reward credited to it, whether its game ended (``done``) and that game's value bounds.
+   Games auto-reset inside the wrapper; the game left unfinished by the end of the rollout
+   is bootstrapped from its value (as any truncated rollout).
 2. **Targets.** GAE(lambda) advantages and returns (:func:`gae`), bootstrapped from the value
    of the state each game is left in; every decision gets the value bounds of its own game
    (:func:`fill_bounds`; a game not finished by the end of the rollout gets none).
@@ -27,8 +35,8 @@ Loss (minimised): ``policy_loss + value_coef * value_loss - entropy_coef * entro
 * ``loss="ppo"``: plain clipped PPO (:func:`ppo_policy_loss`) and an unclipped squared error
   (:func:`squared_value_loss`), for comparison.
 
-The table of opponents (``PPOCarry.table``, e.g. a league and anchors) rides in the carry and
-is handed to the wrapper; ``update`` never changes it: the pipeline does, between chunks.
+The opponents' pool (``PPOCarry.pool``, e.g. a league) rides in the carry; ``update`` never
+changes it: the pipeline does, between chunks (the league's hook).
 
 Contracts. ``net``: a flax module, ``net.apply(params, *features [B, ...], legal [B, A]) ->
 (logits [B, A], value [B])`` (illegal logits masked by the net; masked once more here, with a
@@ -53,7 +61,7 @@ from train.algos.learner import Learner
 from train.algos.opponents import BIG, Seat, VsOpponents
 from train.common.mesh import check_divisible, shard_batch
 
-__all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "fill_bounds", "gae", "init",
+__all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "deal", "fill_bounds", "gae", "init",
            "loss", "make", "policy", "ppo_policy_loss", "probs", "rollout", "squared_value_loss",
            "trinal_clip_policy_loss", "trinal_value_loss", "update"]
 
@@ -101,8 +109,11 @@ class PPOConfig:
     """Weight of the entropy bonus (PureJaxRL's ent_coef)."""
     max_grad_norm: float = 0.5
     """Global gradient-norm clip (PureJaxRL's)."""
+    opponent_groups: int = 8
+    """Groups of games, each facing one opponent for a whole update (must divide num_envs,
+    and be a multiple of the device count: the groups are split over the devices)."""
 
-    def __post_init__(self):
+    def validate(self) -> None:
         for name in ("num_envs", "num_steps", "epochs", "minibatches"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -127,17 +138,19 @@ class PPOConfig:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be > 0, got {self.max_grad_norm}")
+        if not isinstance(self.opponent_groups, int) or self.opponent_groups < 1 or self.num_envs % self.opponent_groups:
+            raise ValueError(f"opponent_groups must be an integer >= 1 dividing num_envs ({self.num_envs}), "
+                             f"got {self.opponent_groups!r}")
 
 
 @chex.dataclass(frozen=True)
 class PPOCarry:
     params: Any
     opt_state: Any
-    games: Seat            # [E] the games in flight
-    table: Any             # the opponents' table, handed to the wrapper; the pipeline changes it
+    pool: Any              # the opponents' pool (e.g. a League); the pipeline changes it between chunks
     step: jax.Array        # int32 []  updates done
     decisions: jax.Array   # int32 []  learner decisions trained on so far (E * T per update)
-    returns: jax.Array     # float32 [E]  the learner's rewards so far in each game in flight
+    episodes: jax.Array    # int32 []  games the learner finished so far
 
 
 @chex.dataclass(frozen=True)
@@ -162,6 +175,7 @@ class Parts:
     wrapper: VsOpponents
     apply_fn: Callable
     features: Callable
+    choose_opponent: Callable   # (pool, params, key) -> one group's table for the wrapper
     optimizer: optax.GradientTransformation
 
 
@@ -298,47 +312,73 @@ def policy(parts: Parts, params, state, key) -> jax.Array:
 # -- one update -----------------------------------------------------------------------------
 
 
-def init(parts: Parts, net, table: Any, key: jax.Array) -> PPOCarry:
-    """Parameters from ``net.init`` on one game's features, Adam's state, and ``num_envs``
-    games dealt by the wrapper (each at the learner's first decision)."""
-    k_params, k_games = jax.random.split(key)
-    E = parts.cfg.num_envs
+def init(parts: Parts, net, pool: Any, key: jax.Array) -> PPOCarry:
+    """Parameters from ``net.init`` on one game's features, Adam's state, the pool."""
     env = parts.wrapper.env
     example = env.init(jax.random.key(0))
     features = tuple(x[None] for x in _as_tuple(parts.features(example, jnp.int32(0))))
-    params = net.init(k_params, *features, example.legal_action_mask[None])
-    games = jax.vmap(parts.wrapper.reset, in_axes=(None, 0))(table, jax.random.split(k_games, E))
-    # the table a copy: the chunked driver donates the carry, and the caller's table (bound by
+    params = net.init(key, *features, example.legal_action_mask[None])
+    # the pool a copy: the chunked driver donates the carry, and the caller's pool (bound by
     # make) must outlive it, for the next init
-    return PPOCarry(params=params, opt_state=parts.optimizer.init(params), games=shard_batch(games),
-                    table=jax.tree_util.tree_map(jnp.copy, table), step=jnp.int32(0), decisions=jnp.int32(0),
-                    returns=shard_batch(jnp.zeros(E, jnp.float32)))
+    return PPOCarry(params=params, opt_state=parts.optimizer.init(params),
+                    pool=jax.tree_util.tree_map(jnp.copy, pool), step=jnp.int32(0), decisions=jnp.int32(0),
+                    episodes=jnp.int32(0))
 
 
-def rollout(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[Transition, Seat, jax.Array, jax.Array]:
-    """``num_steps`` decisions in every game: ``(transitions [T, E], games [E], returns [E],
+def _grouped(parts: Parts, x):
+    """``[E, ...] -> [G, E / G, ...]``."""
+    g = parts.cfg.opponent_groups
+    return jax.tree_util.tree_map(lambda a: a.reshape((g, a.shape[0] // g) + a.shape[1:]), x)
+
+
+def _flat(x):
+    """``[G, M, ...] -> [G * M, ...]``."""
+    return jax.tree_util.tree_map(lambda a: a.reshape((-1,) + a.shape[2:]), x)
+
+
+def deal(parts: Parts, carry: PPOCarry, k_opponents, k_games) -> tuple[Any, Seat]:
+    """``(tables [G], games [G, E / G])``: each group's opponent for this update and its
+    games, dealt to the learner's first decision."""
+    G, E = parts.cfg.opponent_groups, parts.cfg.num_envs
+    tables = jax.vmap(lambda k: parts.choose_opponent(carry.pool, carry.params, k))(
+        jax.random.split(k_opponents, G))
+    reset = jax.vmap(jax.vmap(parts.wrapper.reset, in_axes=(None, 0)), in_axes=(0, 0))
+    games = reset(tables, _grouped(parts, jax.random.split(k_games, E)))
+    return shard_batch(tables), shard_batch(games)
+
+
+def _decision_features(parts: Parts, games: Seat) -> tuple:
+    """The learner's features in every game, ``[E, ...]`` each."""
+    per_game = jax.vmap(jax.vmap(lambda s, p: _as_tuple(parts.features(s, p))))
+    return tuple(_flat(per_game(games.state, games.seat)))
+
+
+def rollout(parts: Parts, params, tables, games: Seat, key: jax.Array) -> tuple[Transition, Seat, jax.Array]:
+    """``num_steps`` decisions in every game: ``(transitions [T, E], games [G, E / G],
     finished [T, E])``; ``finished[t]`` is the learner's whole return of the game that ended
-    at step ``t`` (0 elsewhere), ``returns`` the running return of the games left in flight."""
-    step_many = jax.vmap(parts.wrapper.step, in_axes=(None, 0, 0, 0))
+    at step ``t`` (0 elsewhere)."""
+    step_many = jax.vmap(jax.vmap(parts.wrapper.step, in_axes=(None, 0, 0, 0)), in_axes=(0, 0, 0, 0))
     E = parts.cfg.num_envs
 
     def body(c, k):
         games, running = c
         k_act, k_env = jax.random.split(k)
-        features = tuple(jax.vmap(lambda s, p: _as_tuple(parts.features(s, p)))(games.state, games.seat))
-        legal = games.state.legal_action_mask
-        log_probs, value = _heads(parts, carry.params, features, legal)
+        features = _decision_features(parts, games)
+        legal = _flat(games.state.legal_action_mask)
+        log_probs, value = _heads(parts, params, features, legal)
         action = jax.random.categorical(k_act, log_probs).astype(jnp.int32)
         log_prob = jnp.take_along_axis(log_probs, action[:, None], axis=1)[:, 0]
-        games = shard_batch(step_many(carry.table, games, action, jax.random.split(k_env, E)))
-        total = running + games.reward
+        games = shard_batch(step_many(tables, games, _grouped(parts, action),
+                                      _grouped(parts, jax.random.split(k_env, E))))
+        reward, done = _flat(games.reward), _flat(games.done)
+        total = running + reward
         t = Transition(features=features, legal=legal, action=action, log_prob=log_prob, value=value,
-                       reward=games.reward, done=games.done, bounds=games.bounds)
-        return (games, jnp.where(games.done, 0.0, total)), (t, jnp.where(games.done, total, 0.0))
+                       reward=reward, done=done, bounds=_flat(games.bounds))
+        return (games, jnp.where(done, 0.0, total)), (t, jnp.where(done, total, 0.0))
 
-    (games, running), (transitions, finished) = jax.lax.scan(
-        body, (carry.games, carry.returns), jax.random.split(key, parts.cfg.num_steps))
-    return transitions, games, running, finished
+    (games, _), (transitions, finished) = jax.lax.scan(
+        body, (games, jnp.zeros(E, jnp.float32)), jax.random.split(key, parts.cfg.num_steps))
+    return transitions, games, finished
 
 
 @chex.dataclass(frozen=True)
@@ -403,11 +443,11 @@ def update(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[PPOCarry, dic
     the games that ended in this rollout (0 when none did) and ``games_finished``, their count;
     ``reward``, the mean reward per decision; ``decisions`` trained on so far."""
     cfg = parts.cfg
-    k_rollout, k_sgd = jax.random.split(key)
-    transitions, games, running, finished = rollout(parts, carry, k_rollout)
-    _, last_value = _heads(parts, carry.params,
-                           tuple(jax.vmap(lambda s, p: _as_tuple(parts.features(s, p)))(games.state, games.seat)),
-                           games.state.legal_action_mask)
+    k_opponents, k_games, k_rollout, k_sgd = jax.random.split(key, 4)
+    tables, games = deal(parts, carry, k_opponents, k_games)
+    transitions, games, finished = rollout(parts, carry.params, tables, games, k_rollout)
+    _, last_value = _heads(parts, carry.params, _decision_features(parts, games),
+                           _flat(games.state.legal_action_mask))
     advantages, returns = gae(transitions.reward, transitions.value, transitions.done, last_value,
                               gamma=cfg.gamma, lam=cfg.gae_lambda)
     bounds = fill_bounds(transitions.bounds, transitions.done)
@@ -420,16 +460,17 @@ def update(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[PPOCarry, dic
         lambda state, k: sgd_epoch(parts, batch, state, k), (carry.params, carry.opt_state),
         jax.random.split(k_sgd, cfg.epochs))
     decisions = cfg.num_envs * cfg.num_steps
-    carry = carry.replace(params=params, opt_state=opt_state, games=games, returns=running,
-                          step=carry.step + 1, decisions=carry.decisions + decisions)
     count = transitions.done.sum(dtype=jnp.int32)
+    carry = carry.replace(params=params, opt_state=opt_state, step=carry.step + 1,
+                          decisions=carry.decisions + decisions, episodes=carry.episodes + count)
     metrics = {k: v.mean() for k, v in stats.items()}
     metrics.update(episode_return=finished.sum() / jnp.maximum(count, 1).astype(jnp.float32),
                    games_finished=count, reward=transitions.reward.mean(), decisions=carry.decisions)
     return carry, metrics
 
 
-def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, table: Any) -> PPO:
+def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool: Any,
+         choose_opponent: Callable[[Any, Any, jax.Array], Any]) -> PPO:
     """The PPO learner of ``wrapper``'s game, one seat against the wrapper's opponents.
 
     Args:
@@ -438,7 +479,10 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, table
       net: a flax module (module doc: ``apply(params, *features, legal) -> (logits, value)``).
       features: ``features(state, seat) -> tuple`` of arrays, the network's encoding of what
         ``seat`` may see in one unbatched ``state``.
-      table: the opponents' table the first games are played with (``PPOCarry.table``).
+      pool: the opponents' pool the run starts with (``PPOCarry.pool``; e.g. an empty League).
+      choose_opponent: ``choose_opponent(pool, params, key) -> table``, one group's opponent
+        for one update (jittable): the ``table`` its games' wrapper is handed. ``params`` are
+        the learner's own (self-play while a pool is empty).
 
     Returns a :class:`PPO`: ``init(key) -> PPOCarry``, ``update(carry, key) -> (carry,
     metrics)``, ``policy(params, state, key) -> action`` and ``probs(params, state, key) ->
@@ -448,11 +492,13 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, table
         raise TypeError(f"cfg must be a PPOConfig, got {type(cfg).__name__}")
     if not isinstance(wrapper, VsOpponents):
         raise TypeError(f"wrapper must be a VsOpponents, got {type(wrapper).__name__}")
-    check_divisible(cfg.num_envs)
+    cfg.validate()
+    check_divisible(cfg.opponent_groups)
     check_divisible(cfg.num_envs * cfg.num_steps // cfg.minibatches)
     optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm),
                             optax.adam(cfg.learning_rate, eps=1e-5))  # PureJaxRL's eps
-    parts = Parts(cfg=cfg, wrapper=wrapper, apply_fn=net.apply, features=features, optimizer=optimizer)
+    parts = Parts(cfg=cfg, wrapper=wrapper, apply_fn=net.apply, features=features,
+                  choose_opponent=choose_opponent, optimizer=optimizer)
     bind = lambda f: lambda *args: f(parts, *args)  # noqa: E731
-    return PPO(init=lambda key: init(parts, net, table, key), update=bind(update), policy=bind(policy),
+    return PPO(init=lambda key: init(parts, net, pool, key), update=bind(update), policy=bind(policy),
                params=lambda carry: carry.params, parts=parts, probs=bind(probs))

@@ -110,10 +110,11 @@ def test_value_losses():
     ({"delta1": 1.2}, "delta1"), ({"clip_eps": 0.0}, "clip_eps"), ({"loss": "ppo2"}, "loss"),
     ({"gamma": 1.5}, "gamma"), ({"gae_lambda": -0.1}, "gae_lambda"), ({"learning_rate": 0.0}, "learning_rate"),
     ({"entropy_coef": -1.0}, "entropy_coef"), ({"max_grad_norm": 0.0}, "max_grad_norm"),
+    ({"num_envs": 32, "opponent_groups": 5}, "opponent_groups"),
 ])
 def test_config_refusals(changes, message):
     with pytest.raises(ValueError, match=message):
-        ppo.PPOConfig(**changes)
+        ppo.PPOConfig(**changes).validate()
 
 
 # -- the learner ------------------------------------------------------------------------------
@@ -147,7 +148,8 @@ def counted(update):
     return traced
 
 
-LEARNER = ppo.make(CFG, WRAPPER, MLP(), features=features, table=jnp.zeros(()))
+LEARNER = ppo.make(CFG, WRAPPER, MLP(), features=features, pool=jnp.zeros(()),
+                   choose_opponent=lambda pool, params, key: pool)
 CHUNK = make_chunk(counted(LEARNER.update), 10)
 
 
@@ -194,9 +196,23 @@ def test_learner_learns_to_name_its_bit():
     assert int(carry.step) == 10 and len(TRACES) == 1
 
 
+def test_each_group_of_games_faces_the_opponent_drawn_for_it():
+    """One opponent per group and update: every game of group g is dealt with table g."""
+    wrapper = VsOpponents(ENV, opponent_policy=lambda table, opponent, state, key: random_legal_action(state, key),
+                          draw_opponent=lambda table, key: table)
+    learner = ppo.make(CFG, wrapper, MLP(), features=features, pool=jnp.zeros(()),
+                       choose_opponent=lambda pool, params, key: jax.random.randint(key, (), 0, 10**6))
+    carry = learner.init(jax.random.key(0))
+    tables, games = jax.jit(lambda c: ppo.deal(learner.parts, c, jax.random.key(1), jax.random.key(2)))(carry)
+    G = CFG.opponent_groups
+    assert tables.shape == (G,) and games.opponent.shape == (G, CFG.num_envs // G)
+    np.testing.assert_array_equal(games.opponent, np.repeat(np.asarray(tables)[:, None], CFG.num_envs // G, 1))
+    assert len(set(np.asarray(tables).tolist())) > 1     # the groups draw apart
+
+
 def test_plain_ppo_loss_runs():
     learner = ppo.make(dataclasses.replace(CFG, loss="ppo", epochs=1), WRAPPER, MLP(), features=features,
-                       table=jnp.zeros(()))
+                       pool=jnp.zeros(()), choose_opponent=lambda pool, params, key: pool)
     carry = learner.init(jax.random.key(0))
     carry, m = jax.jit(learner.update)(carry, jax.random.key(1))
     assert all(np.isfinite(np.asarray(v)) for v in m.values())
@@ -208,8 +224,9 @@ import json, sys, jax, numpy as np
 sys.path.insert(0, "tests/train/algos")
 import test_ppo as t
 carry, m = t.CHUNK(t.LEARNER.init(jax.random.key(0)), jax.random.key(1), 0)
+_, games = jax.jit(lambda c, k: t.ppo.deal(t.LEARNER.parts, c, k, k))(carry, jax.random.key(2))
 print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).tolist(),
-                  "sharded": len(carry.games.reward.sharding.device_set),
+                  "sharded": len(games.reward.sharding.device_set),
                   "params": [np.asarray(x).ravel().tolist() for x in jax.tree_util.tree_leaves(carry.params)]}))
 """
 
