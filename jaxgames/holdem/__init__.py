@@ -1,5 +1,5 @@
 """Heads-up no-limit Texas hold'em: the game, its betting abstraction, cards, the hand
-evaluator and rendering."""
+evaluator, rendering, AlphaHoldem's input encoding (``encode``) and network (``network``)."""
 
 from jaxgames.holdem import betting, cards, hand_eval, render
 from jaxgames.holdem.betting import (
@@ -24,6 +24,7 @@ from jaxgames.holdem.render import action_text, history_text, legal_actions_text
 from jaxgames.holdem import bots, equity, lbr
 from jaxgames.holdem.bots import BOT_NAMES, EquityBotConfig, HeadToHead, head_to_head, make_bot
 from jaxgames.holdem.lbr import LBRResult, LocalBestResponse
+from jaxgames.holdem import encode, network
 
 __all__ = [
     "ACTION_NAMES",
@@ -54,6 +55,7 @@ __all__ = [
     "cards",
     "cards_text",
     "deck_from",
+    "encode",
     "equity",
     "evaluate",
     "hand_eval",
@@ -63,6 +65,7 @@ __all__ = [
     "legal_actions_text",
     "make_bot",
     "max_actions",
+    "network",
     "parse_card",
     "parse_cards",
     "render",

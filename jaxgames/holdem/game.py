@@ -43,6 +43,7 @@ class Observation:
     pot: Array             # int32 []  committed.sum()
     history: Array         # int8 [H, 3]  per action: seat, action id, street; -1 rows after the last
     history_chips: Array   # int32 [H]  chips each action put in; -1 after the last
+    history_legal: Array   # bool [H, 9]  the legal mask each action was chosen from; False after the last
 
 
 @struct.dataclass
@@ -65,6 +66,7 @@ class State(core.State):
     showdown: Array            # int8 []  seat 0's showdown result from the deal: +1 wins, -1 loses, 0 split
     history: Array             # int8 [H, 3]  seat, action, street per action; -1 padding
     history_chips: Array       # int32 [H]  chips put in per action; -1 padding
+    history_legal: Array       # bool [H, 9]  the mover's legal mask at each action; False padding
 
 
 def _positive_int(name: str, value) -> int:
@@ -144,6 +146,7 @@ class Holdem(core.Env):
             showdown=self._showdown_at_deal(deck),
             history=jnp.full((h, 3), -1, jnp.int8),
             history_chips=jnp.full(h, -1, jnp.int32),
+            history_legal=jnp.zeros((h, self.num_actions), jnp.bool_),
         )
         state = state.replace(legal_action_mask=self._legal_mask(state))
         return state.replace(observation=self._own_observation(state))
@@ -203,6 +206,9 @@ class Holdem(core.Env):
         row = state.step_count - 1  # core incremented it already
         history = state.history.at[row].set(jnp.stack([me, action, state.street.astype(jnp.int32)]).astype(jnp.int8))
         history_chips = state.history_chips.at[row].set(put)
+        # the mask the mover chose from (the state's, before the action): AlphaHoldem's
+        # action encoding shows it beside each past action (encode.py)
+        history_legal = state.history_legal.at[row].set(state.legal_action_mask)
 
         new = state.replace(
             current_player=jnp.where(next_street, 1 - state.button, opp).astype(jnp.int32),
@@ -216,6 +222,7 @@ class Holdem(core.Env):
             acted=acted & ~next_street,
             history=history,
             history_chips=history_chips,
+            history_legal=history_legal,
         )
         return new.replace(legal_action_mask=self._legal_mask(new))
 
@@ -236,6 +243,7 @@ class Holdem(core.Env):
             pot=state.committed.sum(),
             history=state.history,
             history_chips=state.history_chips,
+            history_legal=state.history_legal,
         )
 
     # -- hidden information -------------------------------------------------------------------
