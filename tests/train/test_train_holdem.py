@@ -1,0 +1,149 @@
+"""The hold'em pipeline: a tiny run end to end (the run folder, exact --resume with the pool
+changing between rounds), the opponents each group of games faces, AlphaHoldem's value bounds
+on a hand-made hand, the agent's honesty, CLI errors."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames import arena
+from jaxgames.holdem import betting
+from one_line import assert_refused_in_one_line
+from train import holdem as holdem_train
+from train.algos import league as league_lib
+from train.games import holdem as lib
+from train.holdem import PRESETS, Config
+
+TINY = ["--rounds", "2", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4", "--opponent-groups", "4",
+        "--epochs", "1", "--minibatches", "2", "--eval-deals", "4", "--final-eval-deals", "6", "--lbr-hands", "4",
+        "--elo-deals", "2", "--no-progress"]
+ENV = jaxgames.make("holdem")
+
+
+def read_rows(run):
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_run_writes_everything_and_resumes_exactly(tmp_path):
+    base = TINY + ["--runs-dir", str(tmp_path)]
+    whole = holdem_train.main(base + ["--run-name", "whole"])
+    run = tmp_path / "holdem" / "whole"
+    saved = json.loads((run / "summary.json").read_text())
+    for name in lib.BASELINES:
+        assert set(saved[f"mbb_vs_{name}"]) == {"mean", "ci95"}
+    assert set(saved["lbr_mbb"]) == {"mean", "ci95"}
+    # always-fold loses its blinds: the agent wins between 0 and 1,000 mbb/hand against it
+    assert 0 < saved["mbb_vs_fold"]["mean"] <= 1000
+    assert saved["hands_trained"] > 0 and saved["decisions_trained"] == 2 * 2 * 16 * 4
+    rows = read_rows(run)
+    assert [r["round"] for r in rows] == [1, 2] and [r["generation"] for r in rows] == [0, 1]
+    assert rows[-1]["hands"] == saved["hands_trained"]
+    report = (run / "report.md").read_text()
+    assert "Local best response" in report and "Trinal-Clip" in report
+    for png in ("mbb.png", "elo.png", "losses.png"):
+        assert (run / "plots" / png).stat().st_size > 5_000
+    # killed after round 1, with the pool holding round 1's model: the resumed run ends as one
+    _, cfg = holdem_train.parse(PRESETS, base + ["--run-name", "killed"])
+    assert holdem_train.train(cfg, stop_after_chunks=1) == {}
+    resumed = holdem_train.main(base + ["--run-name", "killed", "--resume"])
+    for k in whole:
+        if k != "seconds":
+            assert resumed[k] == whole[k], k
+    strip = lambda rs: [{k: v for k, v in r.items() if "second" not in k} for r in rs]  # noqa: E731
+    assert strip(read_rows(tmp_path / "holdem" / "killed")) == strip(rows)
+
+
+def _config(**changes):
+    return Config(**changes)
+
+
+def _pool_with(params, ratings):
+    """A league whose slots hold ``params`` with each leaf plus i (slot i), rated ``ratings``."""
+    pool = league_lib.empty(params, capacity=len(ratings), num_fixed=len(lib.ANCHORS))
+    for i in range(len(ratings)):
+        pool = league_lib.promote(pool, jax.tree_util.tree_map(lambda x: x + i, params))
+    return pool.replace(ratings=jnp.asarray(ratings, jnp.float32))
+
+
+def test_opponents_are_anchors_the_k_best_or_the_learner_itself():
+    params = {"w": jnp.zeros(3)}
+    choose = jax.jit(lambda cfg_fraction, pool, key: lib.choose_opponent(
+        _config(anchor_fraction=cfg_fraction, best_k=2), pool, params, key), static_argnums=0)
+    keys = jax.random.split(jax.random.key(0), 200)
+    # an empty pool, no anchors: the learner plays itself
+    empty = league_lib.empty(params, capacity=4, num_fixed=3)
+    kinds = [int(choose(0.0, empty, k).kind) for k in keys[:20]]
+    assert set(kinds) == {lib.NETWORK}
+    assert np.all(np.asarray(choose(0.0, empty, keys[0]).params["w"]) == 0)
+    # a rated pool: only its 2 best (slots 1 and 3, params + 1 and + 3) are drawn, both of them
+    pool = _pool_with(params, [5.0, 50.0, -10.0, 20.0])
+    drawn = {float(choose(0.0, pool, k).params["w"][0]) for k in keys[:60]}
+    assert drawn == {1.0, 3.0}
+    # all anchors: each of call, all-in and random, never a network
+    kinds = np.array([int(choose(1.0, pool, k).kind) for k in keys])
+    assert set(kinds.tolist()) == {1, 2, 3}
+    # a share: about anchor_fraction of the draws are anchors
+    share = np.mean([int(choose(0.25, pool, k).kind) != lib.NETWORK for k in keys])
+    assert 0.12 < share < 0.38
+
+
+def test_anchor_opponents_play_as_their_bots():
+    net = lib.network(_config())
+    policy = lib.opponent_policy(ENV, net, lib.features(ENV))
+    params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
+    state = ENV.init(jax.random.key(3))      # preflop: the button faces the big blind
+    for kind, expected in ((1, betting.CALL), (2, betting.ALL_IN)):
+        opponent = lib.Opponent(kind=jnp.int32(kind), params=params)
+        assert int(policy(opponent, jnp.int32(0), state, jax.random.key(1))) == expected
+
+
+def test_value_bounds_are_the_chips_each_side_put_in():
+    # button (seat 0) raises a pot, big blind calls, then on the flop seat 1 checks and seat 0
+    # folds? it cannot fold facing nothing: it bets half the pot and seat 1 folds
+    state = ENV.deal(jnp.arange(52, dtype=jnp.int8), 0)
+    for a in (betting.RAISE_POT, betting.CALL, betting.CHECK, betting.RAISE_HALF, betting.FOLD):
+        state = ENV.step(state, a)
+    assert bool(state.terminated)
+    committed = np.asarray(state.committed)
+    unit = lib.REWARD_UNIT_BB * ENV.big_blind
+    bounds = lib.value_bounds(ENV)
+    np.testing.assert_allclose(bounds(state, jnp.int32(0)), [-committed[0] / unit, committed[1] / unit])
+    np.testing.assert_allclose(bounds(state, jnp.int32(1)), [-committed[1] / unit, committed[0] / unit])
+    # the folder's loss is exactly its lower bound: the clip never cuts a true outcome
+    assert state.rewards[1] / unit == pytest.approx(float(bounds(state, jnp.int32(1))[0]))
+
+
+def test_the_agent_reads_only_what_its_seat_sees():
+    _, _, learner, agent = lib.build(_config())
+    params = learner.init(jax.random.key(0)).params
+    states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(1), 64))
+    changed = arena.honesty_check(ENV, agent.policy, params, states, jax.random.key(2))
+    assert changed == 0.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--network", "huge"], "network"),
+    (["--tower", "lstm"], "tower"),
+    (["--anchor-fraction", "1.5"], "anchor_fraction"),
+    (["--best-k", "0"], "best_k"),
+    (["--lbr-hands", "3"], "lbr_hands"),
+    (["--eval-deals", "1"], "eval_deals"),
+    (["--loss", "ppo2"], "loss"),
+    (["--delta1", "1.1"], "delta1"),
+    (["--num-envs", "24", "--opponent-groups", "5"], "opponent_groups"),
+    (["--no-such-flag"], "--no-such-flag"),
+])
+def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
+    assert_refused_in_one_line(holdem_train.main, argv, message, tmp_path, capsys, game="holdem",
+                               start="python -m train.holdem: error: ")
+
+
+def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
+    _, cfg = holdem_train.parse(PRESETS, ["--loss", "ppo", "--num-envs", "64", "--delta1", "4"])
+    assert (cfg.learner.loss, cfg.learner.num_envs, cfg.learner.delta1) == ("ppo", 64, 4.0)
+    _, quick = holdem_train.parse(PRESETS, [])
+    assert (quick.learner.clip_eps, quick.learner.delta1, quick.best_k) == (0.2, 3.0, 5)   # the source's

@@ -1,0 +1,375 @@
+"""The hold'em pipeline behind ``python -m train.holdem`` (the source: AlphaHoldem, Zhao et al.
+2022): the pseudo-Siamese network on the card and action tensors, trained by PPO with the
+Trinal-Clip loss (``train/algos/ppo.py``) from one seat against opponents drawn for each group
+of games and each update: with probability ``anchor_fraction`` a fixed anchor outside the
+lineage (the call, all-in and random bots), else a model drawn among the K best of the rated
+pool (Best-K self-play; the learner itself while the pool is empty).
+
+Between rounds (one jitted chunk of updates each): a duplicate evaluation against the five
+baselines (random, call, all-in, fold and the equity bot, which never plays in training, so
+beating it shows what was learned rather than fitted), then the league's hook
+(``league.after_round``): it promotes the newest model, records its duplicate deals against
+the anchors, plays it against the most recent pool models and rates every member by Elo (the
+call bot at 0). At the end: the final duplicate evaluation over ``final_eval_deals`` deals a
+baseline, local best response (LBR) against the agent, plots, report and summary.
+
+The pool, its results table and ratings live in the learner's carry (``PPOCarry.pool``), so
+they are checkpointed with everything else and ``--resume`` is exact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxgames
+from jaxgames import arena as arena_lib
+from jaxgames.holdem import bots as bots_lib
+from jaxgames.holdem import encode as encode_lib
+from jaxgames.holdem import network as net_lib
+from jaxgames.holdem.lbr import LocalBestResponse
+from jaxgames.player import Player
+from train.algos import league as league_lib
+from train.algos import ppo
+from train.algos.opponents import VsOpponents
+from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common.plots import line_plot, plt
+from train.common.rundir import markdown_table
+
+GAME = "holdem"
+#: the league's fixed players, outside the lineage: table rows 0.. (the call bot at Elo 0) and
+#: the training anchors
+ANCHORS = ("call", "allin", "random")
+#: the evaluation's baselines (the equity bot never plays in training)
+BASELINES = ("random", "call", "allin", "fold", "equity")
+#: the learner's reward unit, in big blinds: values near 1 (a won or lost stack is 2), so the
+#: value loss does not swamp the policy's in the clipped gradient (in big blinds its squared
+#: error reaches 10^4: measured, the policy then barely moved)
+REWARD_UNIT_BB = 100
+NETWORK = 0   # Opponent.kind of a network (a pool model, or the learner itself); 1 + i: ANCHORS[i]
+
+
+@chex.dataclass(frozen=True)
+class Opponent:
+    """The opponent of one group of games for one update."""
+
+    kind: jax.Array    # int32 []  NETWORK, or 1 + i for the fixed anchor ANCHORS[i]
+    params: object     # the network's variables (a pool model's, or the learner's own)
+
+
+def env_of(config):
+    return jaxgames.make(GAME)
+
+
+def network(config) -> net_lib.PseudoSiamese:
+    return net_lib.make_network(config.network, tower=config.tower or None)
+
+
+def features(env):
+    """``features(state, seat) -> (cards int8 [6,4,13], actions int8 [24,4,9])``: what ``seat``
+    sees (``env.observe``), encoded as the source's tensors."""
+
+    def fn(state, seat):
+        return encode_lib.encode(env.observe(state, seat))
+
+    return fn
+
+
+def param_count(config) -> int:
+    net = network(config)
+    return net_lib.param_count(jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs()))
+
+
+def memory(config) -> tuple[dict[str, int], dict[str, int]]:
+    """``(held, passing)`` bytes for :func:`train.common.config.check_memory`: the network,
+    its Adam moments and the pool of past models all along; for a while an update's rollout
+    (each decision's two tensors, mask and scalars; the game states in flight) or the
+    evaluation's games. The largest arrays only: a lower bound."""
+    lc = config.learner
+    params = 4 * param_count(config)
+    decision = math.prod(encode_lib.CARD_SHAPE) + math.prod(encode_lib.ACTION_SHAPE) + 9 + 6 * 4
+    state = _state_bytes()
+    held = {
+        "the network and its Adam moments (network)": 3 * params,
+        "the league's pool of past models (pool_capacity, network)": config.pool_capacity * params,
+    }
+    passing = {
+        "an update's rollout (num_envs, num_steps)": lc.num_envs * (lc.num_steps * decision + 2 * state),
+        "the evaluation's games (final_eval_deals)": 2 * max(config.eval_deals, config.final_eval_deals) * 2 * state,
+    }
+    return held, passing
+
+
+@functools.lru_cache(maxsize=None)
+def _state_bytes() -> int:
+    state = jax.eval_shape(lambda: jaxgames.make(GAME).init(jax.random.key(0)))
+    return sum(math.prod(x.shape) * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state))
+
+
+# -- the opponents -----------------------------------------------------------------------------
+
+
+def choose_opponent(config, pool: league_lib.League, params, key) -> Opponent:
+    """One group's opponent for one update: a fixed anchor with probability
+    ``anchor_fraction`` (uniform among :data:`ANCHORS`), else a model drawn uniformly among the
+    ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
+    k_anchor, k_which, k_slot = jax.random.split(key, 3)
+    anchor = jax.random.bernoulli(k_anchor, config.anchor_fraction)
+    which = jax.random.randint(k_which, (), 0, len(ANCHORS))
+    slot = league_lib.sample_best_k(pool, config.best_k, k_slot)
+    has = pool.size > 0
+    net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(pool, slot), params)
+    return Opponent(kind=jnp.where(anchor, 1 + which, NETWORK).astype(jnp.int32), params=net_params)
+
+
+def opponent_policy(env, net, feats):
+    """``policy(opponent, index, state, key) -> action`` of the player to move: the network
+    (sampling its masked softmax) or an anchor bot, by ``opponent.kind``."""
+    anchors = [bots_lib.make_bot(env, name) for name in ANCHORS]
+
+    def network_action(opponent, state, key):
+        cards, actions = feats(state, state.current_player)
+        logits, _ = net.apply(opponent.params, cards[None], actions[None], state.legal_action_mask[None])
+        return jax.random.categorical(key, logits[0]).astype(jnp.int32)
+
+    def policy(opponent: Opponent, index, state, key):
+        del index  # one opponent per group: the group's table is that opponent
+        branches = [functools.partial(network_action, opponent)] + [
+            (lambda b: lambda s, k: b.policy(None, s, k).astype(jnp.int32))(b) for b in anchors]
+        return jax.lax.switch(opponent.kind, branches, state, key)
+
+    return policy
+
+
+def value_bounds(env):
+    """AlphaHoldem's value clip: ``(-chips the learner put in, chips the opponent put in)`` at
+    the end of the hand, in the rewards' unit (:data:`REWARD_UNIT_BB` big blinds)."""
+
+    def bounds(final_state, seat):
+        mine, theirs = final_state.committed[seat], final_state.committed[1 - seat]
+        return jnp.stack([-mine, theirs]).astype(jnp.float32) / (REWARD_UNIT_BB * env.big_blind)
+
+    return bounds
+
+
+def build(config):
+    """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
+    :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
+    probabilities feed LBR)."""
+    env = env_of(config)
+    net = network(config)
+    feats = features(env)
+    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net, feats),
+                          draw_opponent=lambda table, key: jnp.int32(0),
+                          value_bounds=value_bounds(env), reward_scale=1.0 / (REWARD_UNIT_BB * env.big_blind))
+    params0 = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
+    pool = league_lib.empty(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params0),
+                            capacity=config.pool_capacity, num_fixed=len(ANCHORS))
+    learner = ppo.make(config.learner, wrapper, net, features=feats, pool=pool,
+                       choose_opponent=functools.partial(choose_opponent, config))
+    agent = Player("agent", learner.policy, None, probs=learner.probs)
+    return env, net, learner, agent
+
+
+# -- evaluation ----------------------------------------------------------------------------------
+
+
+def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bots_lib.HeadToHead]:
+    """The agent's duplicate match against each baseline: ``{name: HeadToHead}`` (mbb/hand
+    from the agent's side, 95% interval over deals)."""
+    out = {}
+    for i, name in enumerate(BASELINES):
+        out[name] = bots_lib.head_to_head(env, agent, bots_lib.make_bot(env, name), jax.random.fold_in(key, i),
+                                          num_deals=num_deals, params=[params, None])
+    return out
+
+
+#: LBR deals per jitted batch: LBR weighs the agent's probabilities for every hand the
+#: opponent may hold (1,326 network evaluations a decision), so a batch's memory grows with
+#: it (64 deals: 3.8 GB at the peak; 32: 2.4 GB, measured)
+LBR_BATCH_DEALS = 32
+
+
+def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
+    """LBR's winnings against the agent over ``hands`` hands (each deal with LBR on the button
+    and in the big blind), in batches of :data:`LBR_BATCH_DEALS` deals: ``{"mean", "ci95"}``
+    mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``."""
+    deals = hands // 2
+    lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))
+    won = []
+    for i in range(-(-deals // lbr.num_deals)):
+        won.append(lbr(params, jax.random.fold_in(key, i)).returns)        # chips [2, batch]
+    won = np.concatenate(won, axis=1)[:, :deals].astype(np.float64)
+    pairs = won.sum(0) / 2
+    mbb = functools.partial(bots_lib.to_mbb, big_blind=env.big_blind)
+    return {"mean": float(mbb(pairs.mean())), "ci95": float(mbb(arena_lib.ci95(pairs))),
+            "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals}
+
+
+def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
+    row = {}
+    for name, r in results.items():
+        row[f"mbb_vs_{name}"] = r.mean
+        row[f"mbb_vs_{name}_ci95"] = r.ci95
+    return row
+
+
+@functools.lru_cache(maxsize=2)
+def _compiled(key_config):
+    """What a run compiles, shared by the runs of one process with the same settings."""
+    env, net, learner, agent = build(key_config)
+    return env, net, learner, agent, jax.jit(learner.init)
+
+
+def train(config, *, stop_after_chunks: int | None = None) -> dict:
+    """Train, evaluate and write the run folder; returns the summary (the same on every
+    process of a multi-host run, where process 0 alone writes)."""
+    start = time.time()
+    init_distributed()
+    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f) for f in config.RUN_ONLY_FIELDS})
+    env, net, learner, agent, init = _compiled(key_config)
+    key = jax.random.key(config.seed)
+    init_key, train_key, eval_key = jax.random.split(key, 3)
+    lc = config.learner
+    decisions = lc.num_envs * lc.num_steps
+
+    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
+        latest, best = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
+        pending = {}
+
+        def on_chunk(step, carry, m, seconds):
+            params = to_host(learner.params(carry))
+            results = evaluate(env, agent, params, jax.random.fold_in(eval_key, step), num_deals=config.eval_deals)
+            hands = int(m["games_finished"].sum())
+            row = {"round": step // config.updates_per_round, "hands": int(np.asarray(carry.episodes)),
+                   "decisions": int(np.asarray(carry.decisions)),
+                   "hands_per_second": hands / max(seconds, 1e-9),
+                   "decisions_per_second": decisions * len(m["games_finished"]) / max(seconds, 1e-9),
+                   "training_return_bb": REWARD_UNIT_BB * float(np.average(m["episode_return"], weights=np.maximum(m["games_finished"], 1e-9))),
+                   **{k: float(np.mean(m[k])) for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
+                                                         "clip_fraction")},
+                   **mbb_row(results), "seconds": seconds}
+            pending[step] = (row, results)
+            return {"hands/s": row["hands_per_second"], "vs_random": row["mbb_vs_random"],
+                    "vs_call": row["mbb_vs_call"], "vs_equity": row["mbb_vs_equity"],
+                    "score": min(row["mbb_vs_call"], row["mbb_vs_random"], row["mbb_vs_allin"])}
+
+        def pool_games(newest, other, k):
+            h2h = bots_lib.head_to_head(env, agent, agent, k, num_deals=config.elo_deals, params=[newest, other])
+            return h2h.deal_returns
+
+        def between_chunks(step, carry):
+            row, results = pending.pop(step)
+            fixed = {i: results[name].deal_returns for i, name in enumerate(ANCHORS)}
+            pool, info = league_lib.after_round(
+                to_host(carry.pool), to_host(learner.params(carry)), fixed_returns=fixed,
+                play=pool_games if config.elo_deals else None, opponents=config.elo_opponents,
+                key=jax.random.fold_in(eval_key, step))
+            rundir.log(step, {**row, **info})
+            return carry.replace(pool=jax.tree_util.tree_map(jnp.asarray, pool))
+
+        total = config.rounds * config.updates_per_round
+        result = run(
+            learner.update, init(init_key), train_key,
+            Schedule(num_updates=total, chunk_size=config.updates_per_round, stop_after_chunks=stop_after_chunks),
+            on_chunk=on_chunk, between_chunks=between_chunks,
+            checkpointing=Checkpointing(latest=latest, config_json=config.to_json(), resume=config.resume,
+                                        best=best, best_metric="score", params=learner.params),
+            display=Display(enabled=config.progress, desc="holdem decisions", units_per_update=decisions,
+                            show=lambda s: f"{s['hands/s']:,.0f} hands/s  mbb/hand vs random {s['vs_random']:+,.0f}"
+                                           f"  call {s['vs_call']:+,.0f}  equity {s['vs_equity']:+,.0f}"))
+        finished = result.step >= total
+        latest.close()
+        best.close()
+        if not finished:
+            return {}
+        rows = rundir.metrics()
+        params = to_host(learner.params(result.carry))
+        final_key = jax.random.fold_in(eval_key, 2**31 - 2)
+        final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals)
+        summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
+        lbr = None
+        if config.lbr_hands:
+            lbr = local_best_response(env, agent, params, jax.random.fold_in(eval_key, 2**31 - 3),
+                                      hands=config.lbr_hands)
+            summary["lbr_mbb"] = {"mean": lbr["mean"], "ci95": lbr["ci95"]}
+        ratings = league_lib.elo_list(to_host(result.carry.pool))
+        summary.update({
+            "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
+            "hands_trained": int(np.asarray(result.carry.episodes)),
+            "decisions_trained": int(np.asarray(result.carry.decisions)),
+            "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
+            "loss": config.learner.loss, "parameters": param_count(config),
+            "seconds": time.time() - start,
+        })
+        if rundir.writes:
+            write_plots(rundir, rows, ratings)
+        rundir.write_summary(summary)
+        rundir.write_report(report(config, summary, rows, ratings, final, lbr))
+    return summary
+
+
+# -- plots and report ----------------------------------------------------------------------------
+
+
+def write_plots(rundir, rows, ratings) -> None:
+    """``mbb.png`` (each round's model against each baseline, 95% bars), ``elo.png`` (the
+    pool's models, the call bot at 0) and ``losses.png``, over rounds."""
+    rounds = [r["round"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name in BASELINES:
+        ax.errorbar(rounds, [r[f"mbb_vs_{name}"] for r in rows], yerr=[r[f"mbb_vs_{name}_ci95"] for r in rows],
+                    marker="o", capsize=3, label=f"vs {name}")
+    ax.axhline(0.0, linestyle="--", color="k", linewidth=1)
+    ax.set(title="Hold'em: the agent against the baselines (duplicate, 95% intervals)", xlabel="round",
+           ylabel="mbb/hand")
+    ax.set_yscale("symlog", linthresh=1000)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(rundir.plots / "mbb.png", dpi=110)
+    plt.close(fig)
+    gens = sorted(g for g in ratings if g >= 0)
+    line_plot(rundir.plots / "elo.png", {"pool model": (gens, [ratings[g] for g in gens])},
+              hlines={"call bot": 0.0, **{f"{n} bot": ratings[-1 - i] for i, n in enumerate(ANCHORS)
+                                          if i and -1 - i in ratings}},
+              title="Elo of each round's model (call bot = 0)", xlabel="round (generation)", ylabel="Elo")
+    line_plot(rundir.plots / "losses.png",
+              {k: (rounds, [r[k] for r in rows]) for k in ("policy_loss", "value_loss", "entropy")},
+              title="PPO losses (per round)", xlabel="round", ylabel="loss")
+
+
+def report(config, summary, rows, ratings, final, lbr) -> str:
+    lc = config.learner
+    loss = ("the Trinal-Clip loss (δ1 = %g, ε = %g; value target clipped to the chips each side put in)"
+            % (lc.delta1, lc.clip_eps) if lc.loss == "trinal" else "the plain clipped PPO loss (ε = %g)" % lc.clip_eps)
+    table = [[r["round"], r["hands"]] + [f"{r[f'mbb_vs_{b}']:+,.0f} ± {r[f'mbb_vs_{b}_ci95']:,.0f}" for b in BASELINES]
+             + ["" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}"] for r in rows]
+    final_table = [[name, f"{r.mean:+,.0f} ± {r.ci95:,.0f}", f"{r.seat_mean[0]:+,.0f}", f"{r.seat_mean[1]:+,.0f}",
+                    r.num_hands] for name, r in final.items()]
+    text = (
+        f"# Heads-up no-limit hold'em: AlphaHoldem-style PPO with Best-K self-play\n\n"
+        f"The {config.network} pseudo-Siamese network ({summary['parameters']:,} parameters) trained by PPO with "
+        f"{loss}, {lc.num_envs} games x {lc.num_steps} decisions an update, {config.updates_per_round} updates "
+        f"a round, {config.rounds} rounds: {summary['hands_trained']:,} hands. Opponents per group of games and "
+        f"update: an anchor ({', '.join(ANCHORS)}) with probability {config.anchor_fraction:g}, else one of the "
+        f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
+        f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
+        f"side, 95% interval over deals:\n\n"
+        + markdown_table(["baseline", "mbb/hand", "agent on the button", "agent in the big blind", "hands"],
+                         final_table))
+    if lbr is not None:
+        text += (f"\nLocal best response against the agent: **{lbr['mean']:+,.0f} ± {lbr['ci95']:,.0f}** mbb/hand "
+                 f"over {lbr['hands']:,} hands (LBR on the button {lbr['seat_mean'][0]:+,.0f}, in the big blind "
+                 f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale: LBR wins about 14,100 "
+                 f"against the equity bot and 11,200 against the random bot (docs/holdem_eval.md).\n")
+    text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"], table)
+             + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n![losses](plots/losses.png)\n")
+    return text

@@ -1,0 +1,126 @@
+"""Heads-up no-limit hold'em: AlphaHoldem's pseudo-Siamese network trained by PPO with the
+Trinal-Clip loss and Best-K self-play, evaluated against five baselines and by local best
+response.
+
+    python -m train.holdem                         # quick (<= 15 min on a 2-core CPU)
+    python -m train.holdem --preset full           # <= 2 h on a 2-core CPU
+    python -m train.holdem --loss ppo --run-name plain   # plain clipped PPO, for comparison
+
+The source (Zhao et al., AAAI 2022): card and action tensors in, a pseudo-Siamese network,
+PPO whose loss also clips the ratio of negative advantages (δ1 = 3) and the value target (the
+chips each side put in), opponents drawn among the K best of a rated pool of past models.
+Writes runs/holdem/<run-name>/: config.json, metrics.jsonl, checkpoints/, best/, plots/*.png,
+report.md and summary.json (docs/holdem_training.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import sys
+from typing import Annotated, Sequence
+
+import tyro
+
+from jaxgames.holdem.network import SIZES, TOWERS
+from train.algos.ppo import PPOConfig
+from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary,
+                          one_cpu_device_per_core, parse)
+from train.common.config import check_int32, check_memory
+from train.games import holdem as lib
+
+GAME = lib.GAME
+PROG = "python -m train.holdem"
+
+#: train, evaluate and write the run folder (the run lives in train/games/holdem.py)
+train = lib.train
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(RunConfig):
+    """Hold'em PPO (Trinal-Clip) from one seat against anchors and the K best pool models, a
+    duplicate evaluation against the baselines after every round."""
+
+    network: str = "small"
+    """The network's size: small (trains on a CPU) or source (AlphaHoldem's, about 8.6M
+    parameters, for accelerators)."""
+    tower: str = ""
+    """The towers: dense or conv ("": the size's own)."""
+    rounds: int = 10
+    """Rounds; the newest model joins the pool after each."""
+    updates_per_round: int = 10
+    """PPO updates per round (one jitted chunk)."""
+    pool_capacity: int = 32
+    """Past models the pool keeps (the oldest leaves when full)."""
+    best_k: int = 5
+    """Opponents are drawn among the K best rated pool models (the source: 5)."""
+    anchor_fraction: float = 0.2
+    """Share of the opponents that are fixed anchors outside the lineage (call, all-in, random)."""
+    eval_deals: int = 500
+    """Duplicate deals (each played twice, seats swapped) against each baseline after every round."""
+    final_eval_deals: int = 5_000
+    """Duplicate deals against each baseline at the end: the summary's figures."""
+    lbr_hands: int = 256
+    """Hands of local best response against the final agent (0: none); an even number."""
+    elo_deals: int = 200
+    """Duplicate deals of the newest model against each pool model it meets (0: none)."""
+    elo_opponents: int = 4
+    """Pool models the newest meets after every round, the most recent first (0: all)."""
+    learner: Annotated[PPOConfig, tyro.conf.OmitArgPrefixes] = PPOConfig()
+    """The learner's hyper-parameters (train/algos/ppo.py), flags without a prefix."""
+
+    def validate(self) -> None:
+        super().validate()
+        if self.network not in SIZES:
+            raise ValueError(f"network must be one of {', '.join(SIZES)}, got {self.network!r}")
+        if self.tower and self.tower not in TOWERS:
+            raise ValueError(f"tower must be one of {', '.join(TOWERS)} (or empty), got {self.tower!r}")
+        for name in ("rounds", "updates_per_round", "pool_capacity", "best_k"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("eval_deals", "final_eval_deals"):
+            if getattr(self, name) < 2:
+                raise ValueError(f"{name} must be >= 2 (the interval needs two deals), got {getattr(self, name)}")
+        for name in ("elo_deals", "elo_opponents", "lbr_hands"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.elo_deals == 1:
+            raise ValueError("elo_deals must be 0 or >= 2 (the interval needs two deals)")
+        if self.lbr_hands % 2:
+            raise ValueError(f"lbr_hands must be even (half with LBR on the button), got {self.lbr_hands}")
+        if not 0.0 <= self.anchor_fraction <= 1.0:
+            raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
+        self.learner.validate()
+        check_divisible(self.learner.num_envs)
+        updates = self.rounds * self.updates_per_round
+        check_int32("the decisions (rounds x updates_per_round x num_envs x num_steps)",
+                    updates * self.learner.num_envs * self.learner.num_steps,
+                    "the learner counts its decisions in an int32")
+        check_memory(*lib.memory(self))
+
+
+# What each preset reaches, with the runs behind these choices: docs/holdem_training.md and
+# docs/lab/holdem.md.
+PRESETS = {
+    "quick": Config(),
+    "full": Config(rounds=60, updates_per_round=20, final_eval_deals=50_000, lbr_hands=1_024, eval_deals=1_000),
+}
+
+
+@exit_on_user_error(PROG)
+def main(argv: Sequence[str] | None = None) -> dict:
+    init_distributed()  # first: the config's checks count every host's devices
+    _, config = parse(PRESETS, argv, prog=PROG)
+    summary = train(config)
+    if is_primary():
+        print(json.dumps({k: summary[k] for k in ("mbb_vs_random", "mbb_vs_call", "mbb_vs_allin", "mbb_vs_fold",
+                                                  "mbb_vs_equity", "hands_trained", "seconds")
+                          if k in summary})
+              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
+    return summary
+
+
+if __name__ == "__main__":
+    one_cpu_device_per_core()   # before JAX starts: each core plays its share of the games
+    main(sys.argv[1:])
