@@ -1,0 +1,129 @@
+"""Hold'em PPO training throughput against the network's own bound, measured in the same run.
+
+    python -m bench.holdem_train [--network small] [--num-envs 256] [--num-steps 32] [--repeats 3]
+
+On a CPU the network is compute-bound, so an update can go no faster than its network work:
+``num_envs * num_steps`` forward evaluations of the learner in the rollout, as many of the
+opponents (one group opponent per group of games; an anchor bot group still runs the network
+under vmap), and ``epochs * num_envs * num_steps`` forward-and-backward evaluations in SGD.
+This prints the update's decisions/s and hands/s (``train.holdem``'s learner, its default
+opponents: an empty pool, so self-play and anchors), the network's evaluations/s timed alone
+in the same process on the same batch shapes, the bound those give, and the share of an
+update's time spent in the network (the rest: the rules, the opponents' loop, the encoding
+and data movement).
+"""
+
+from __future__ import annotations
+
+from train.common.mesh import one_cpu_device_per_core  # noqa: E402
+
+one_cpu_device_per_core()   # as train.holdem runs
+
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import platform  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import optax  # noqa: E402
+
+from bench.timing import best_seconds  # noqa: E402
+from jaxgames.holdem import network as net_lib  # noqa: E402
+from train.games import holdem as lib  # noqa: E402
+from train.holdem import Config  # noqa: E402
+
+
+def cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m bench.holdem_train", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--network", default="small", choices=list(net_lib.SIZES))
+    parser.add_argument("--num-envs", type=int, default=256)
+    parser.add_argument("--num-steps", type=int, default=32)
+    parser.add_argument("--updates", type=int, default=5, help="updates per timed call")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    base = Config()
+    config = dataclasses.replace(base, network=args.network, learner=dataclasses.replace(
+        base.learner, num_envs=args.num_envs, num_steps=args.num_steps))
+    config.validate()
+    lc = config.learner
+    env, net, learner, _ = lib.build(config)
+    carry = jax.jit(learner.init)(jax.random.key(0))
+
+    @jax.jit
+    def updates(carry, key):
+        def body(c, k):
+            c, m = learner.update(c, k)
+            return c, m["games_finished"]
+        return jax.lax.scan(body, carry, jax.random.split(key, args.updates))
+
+    carry, _ = updates(carry, jax.random.key(1))      # compile, and games of a trained-a-bit net
+    _, hands = updates(carry, jax.random.key(2))
+    hands_per_update = float(hands.mean())
+    update_s = best_seconds(updates, carry, jax.random.key(3), repeats=args.repeats) / args.updates
+
+    # the network alone, the update's shapes: rollout forwards at the batch of all games,
+    # SGD forward-backward at the minibatch
+    decisions = lc.num_envs * lc.num_steps
+    minibatch = decisions // lc.minibatches
+    params = carry.params
+    fwd_inputs = net_lib.example_inputs(lc.num_envs)
+    sgd_inputs = net_lib.example_inputs(minibatch)
+    optimizer = optax.adam(lc.learning_rate)
+
+    @jax.jit
+    def forwards(params, inputs):
+        def body(acc, _):
+            logits, value = net.apply(params, *inputs)
+            return acc + value.sum() + logits[:, 0].sum(), None
+        return jax.lax.scan(body, 0.0, None, length=2 * lc.num_steps)[0]
+
+    @jax.jit
+    def sgd(params, inputs):
+        opt = optimizer.init(params)
+
+        def body(state, _):
+            p, o = state
+            grads = jax.grad(lambda q: sum(jnp.mean(x) for x in net.apply(q, *inputs)))(p)
+            updates, o = optimizer.update(grads, o, p)
+            return (optax.apply_updates(p, updates), o), None
+        return jax.lax.scan(body, (params, opt), None, length=lc.epochs * lc.minibatches)[0][0]
+
+    fwd_s = best_seconds(forwards, params, fwd_inputs, repeats=args.repeats)
+    sgd_s = best_seconds(sgd, params, sgd_inputs, repeats=args.repeats)
+    fwd_rate = 2 * lc.num_steps * lc.num_envs / fwd_s
+    sgd_rate = lc.epochs * decisions / sgd_s
+    network_s = fwd_s + sgd_s          # the learner's and the opponents' forwards, then SGD
+    result = {
+        "cpu": cpu_name(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
+        "parameters": lib.param_count(config), "num_envs": lc.num_envs, "num_steps": lc.num_steps,
+        "update_seconds": update_s, "decisions_per_second": decisions / update_s,
+        "hands_per_second": hands_per_update / update_s,
+        "network_forward_per_second": fwd_rate, "network_train_per_second": sgd_rate,
+        "network_seconds_per_update": network_s, "bound_decisions_per_second": decisions / network_s,
+        "network_share": network_s / update_s,
+    }
+    print(f"{result['cpu']}, {result['devices']} {result['backend']} device(s), jax {result['jax']}; "
+          f"{args.network} network ({result['parameters']:,} parameters), {lc.num_envs} games x {lc.num_steps} decisions")
+    print(f"  training:  {result['decisions_per_second']:,.0f} decisions/s, {result['hands_per_second']:,.0f} hands/s "
+          f"({update_s * 1e3:.0f} ms an update)")
+    print(f"  network alone: {fwd_rate:,.0f} forward evaluations/s (batch {lc.num_envs}), {sgd_rate:,.0f} "
+          f"forward+backward/s (batch {minibatch})")
+    print(f"  bound (network work only): {result['bound_decisions_per_second']:,.0f} decisions/s; "
+          f"training / bound = {1 / result['network_share']:.2f}x slower; share of time in the network "
+          f"{result['network_share']:.0%}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
