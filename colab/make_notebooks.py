@@ -248,7 +248,104 @@ else:
 display(SVG(render_svg(state)))'''),
 ]
 
-NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048, "hex.ipynb": HEX}
+HOLDEM = [
+    md("# Heads-up no-limit hold'em: AlphaHoldem-style PPO, all in JAX\n\n"
+       "The source's pseudo-Siamese network on card and action tensors (Zhao et al. 2022), trained "
+       "by PPO with the Trinal-Clip loss from one seat against fixed anchors (the call, all-in and "
+       "random bots) and the K best of a rated pool of its past versions. After every round it "
+       "plays five baselines in duplicate deals. Then it plays the call bot, and you. Rules: "
+       "`docs/rules/holdem.md`; the pipeline: `docs/holdem_training.md`."),
+    code(INSTALL),
+    code(RUNS_DIR),
+    md("## Train\nThe `quick` preset: the small dense network, 25 rounds of 20 updates (about 4 M "
+       "hands; about 7 minutes on a 2-core CPU split into one device per core, as `python -m "
+       "train.holdem` does; in this notebook's one process JAX keeps one CPU device, which takes "
+       "longer; less on a GPU runtime). `JAXGAMES_NOTEBOOK_ARGS` adds flags of `python -m "
+       "train.holdem` (e.g. `--rounds 5`); `JAXGAMES_HOLDEM_RUN` skips the training and plays a run "
+       "trained earlier (its folder, `runs/holdem/<run>`)."),
+    code('''import time
+from train import holdem as holdem_train
+from jaxgames.holdem.agent import AgentError, load_agent
+EXTRA = os.environ.get("JAXGAMES_NOTEBOOK_ARGS", "").split()
+if os.environ.get("JAXGAMES_HOLDEM_RUN"):
+    RUN = pathlib.Path(os.environ["JAXGAMES_HOLDEM_RUN"])
+    try:  # a folder that is not a finished hold'em run stops here with the reason
+        print("playing the run in", RUN, "(no training):", load_agent(RUN).name)
+    except AgentError as e:
+        raise SystemExit(f"JAXGAMES_HOLDEM_RUN: {e}")
+else:
+    RUN_NAME = f"colab-{int(time.time())}"
+    summary = holdem_train.main(["--runs-dir", str(RUNS_DIR), "--run-name", RUN_NAME, "--no-progress"] + EXTRA)
+    RUN = RUNS_DIR / "holdem" / RUN_NAME'''),
+    md("## mbb/hand against each baseline after every round\nFrom `metrics.jsonl` (duplicate deals, "
+       "95% intervals; positive: the agent wins), then the run's own plots and its report."),
+    code('''import io
+import matplotlib.pyplot as plt
+from IPython.display import Image, Markdown, display
+BASELINES = ("random", "call", "allin", "fold", "equity")
+rows = [json.loads(line) for line in (RUN / "metrics.jsonl").read_text().splitlines() if line.strip()] \\
+    if (RUN / "metrics.jsonl").is_file() else []
+if rows:
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    rounds = [r["round"] for r in rows]
+    for b in BASELINES:
+        ax.errorbar(rounds, [r[f"mbb_vs_{b}"] for r in rows], yerr=[r[f"mbb_vs_{b}_ci95"] for r in rows],
+                    marker="o", capsize=3, label=f"vs {b}")
+    ax.axhline(0.0, linestyle="--", color="k", linewidth=1)
+    ax.set(xlabel="round", ylabel="mbb/hand", title="The agent against the baselines")
+    ax.set_yscale("symlog", linthresh=1000)
+    ax.legend(fontsize=8)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=png.getvalue()))
+    last = rows[-1]
+    print(f"round {last['round']} ({last['hands']:,} hands trained): "
+          + ", ".join(f"vs {b} {last[f'mbb_vs_{b}']:+,.0f}" for b in BASELINES))
+for name in ("mbb", "elo"):
+    if (RUN / "plots" / f"{name}.png").is_file():
+        display(Image(filename=str(RUN / "plots" / f"{name}.png")))
+if (RUN / "report.md").is_file():
+    display(Markdown((RUN / "report.md").read_text().split("![")[0]))'''),
+    md("## The agent against the call bot\nA duplicate match (each deal played twice, the seats "
+       "swapped), then one hand shown action by action (the call bot on the button, the agent in "
+       "the big blind), with the agent's probabilities at its first decision."),
+    code('''import jax, jax.numpy as jnp
+import numpy as np
+from jaxgames.holdem import ACTION_NAMES, action_text, bots, head_to_head, render_text
+agent = load_agent(RUN)                 # config.json + the parameters in best/
+env = agent.env
+call_bot = bots.make_bot(env, "call")
+match = head_to_head(env, agent, call_bot, jax.random.key(0), num_deals=200)
+print(f"{agent.name} vs the call bot: {match}")
+
+step = jax.jit(env.step)
+state, key, first = env.init(jax.random.key(7)), jax.random.key(8), True
+while not bool(state.terminated):
+    key, k = jax.random.split(key)
+    if int(state.current_player) == 1:   # the agent in the big blind: the call bot limps first
+        if first:
+            p = agent.action_probs(state)
+            print("agent's probabilities:", ", ".join(f"{ACTION_NAMES[a]} {p[a]:.2f}" for a in np.flatnonzero(p)))
+            first = False
+        who, action = "agent (seat 1)", agent.act(state, k)
+    else:
+        who, action = "call bot (seat 0)", int(call_bot.policy(None, state, k))
+    print(f"{who}: {action_text(state, action)}")
+    state = step(state, jnp.int32(action))
+print(render_text(state))'''),
+    md("## Play the agent\nThe terminal game (`jaxgames.holdem.play`) with your actions written "
+       "in `MY_ACTIONS` (a number or a name: `fold`, `check`, `call`, `half`, `pot`, `allin` ...; one "
+       "that is not legal is refused and the next is read): edit them and run the cell again. In a "
+       "terminal: `python -m jaxgames.holdem.play --opponent agent --run runs/holdem/<run>`."),
+    code('''from jaxgames.holdem import play as holdem_play
+MY_ACTIONS = ["call", "check"] * 20       # yours, in order, over both hands
+result = holdem_play.play(MY_ACTIONS, sys.stdout, echo=True, opponent="agent", run=str(RUN), hands=2, seed=0)
+print(f"your result: {result.total:+,.0f} chips over {result.hands} hands ({result.ended_by})")'''),
+]
+
+NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048, "hex.ipynb": HEX,
+             "holdem.ipynb": HOLDEM}
 
 
 def build(cells) -> dict:

@@ -24,6 +24,10 @@ TINY = {
                   "--board-size 3 --phase1 none --rounds 1 --updates-per-round 1 --games-per-update 2 "
                   "--simulations 2 --sgd-steps 1 --batch-size 4 --buffer-size 64 --uct-simulations 2 "
                   "--eval-games 2 --eval-simulations 2 --final-eval-games 2 --elo-games 0 --sgf-games 0"},
+    "holdem.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
+                     "--rounds 1 --updates-per-round 1 --num-envs 16 --num-steps 4 --opponent-groups 4 "
+                     "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 6 --lbr-hands 0 "
+                     "--elo-deals 2"},
 }
 
 
@@ -55,6 +59,13 @@ def test_notebook_runs(name, tmp_path):
         text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                        for o in c.get("outputs", []))
         assert "vs UCT-2: " in text and "playing agent colab-" in text and "you b2" in text
+    if name == "holdem.ipynb":  # the curves drawn, the run's plots; the agent against the call bot, and you
+        assert len(images) == 3
+        text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                       for o in c.get("outputs", []))
+        assert "round 1 (" in text and "(update 1, best parameters) vs the call bot: " in text
+        assert "call bot (seat 0): call 50\nagent's probabilities: " in text and "hand over: " in text
+        assert "against agent colab-" in text and "Computer (agent): " in text and "your result: " in text
 
 
 def test_notebook_with_unwritable_runs_dir_fails_clearly(tmp_path):
@@ -70,6 +81,13 @@ def test_hex_notebook_with_a_wrong_run_folder_fails_clearly(tmp_path):
         run_notebook("hex.ipynb", tmp_path, {"JAXGAMES_RUNS_DIR": str(tmp_path / "runs"),
                                              "JAXGAMES_HEX_RUN": str(tmp_path / "nowhere")})
     assert not list((tmp_path / "runs").glob("hex/*"))  # nothing trained
+
+
+def test_holdem_notebook_with_a_wrong_run_folder_fails_clearly(tmp_path):
+    with pytest.raises(CellExecutionError, match="JAXGAMES_HOLDEM_RUN: .*nowhere: no such run folder"):
+        run_notebook("holdem.ipynb", tmp_path, {"JAXGAMES_RUNS_DIR": str(tmp_path / "runs"),
+                                                "JAXGAMES_HOLDEM_RUN": str(tmp_path / "nowhere")})
+    assert not list((tmp_path / "runs").glob("holdem/*"))  # nothing trained
 
 
 # -- the install cell (no kernel needed) --------------------------------------------------------

@@ -2,6 +2,7 @@
 
     python -m jaxgames.holdem.play --opponent equity
     python -m jaxgames.holdem.play --opponent random --hands 10 --seed 3
+    python -m jaxgames.holdem.play --opponent agent --run runs/holdem/quick-seed0
 
 You sit in seat 0; the button (small blind) alternates from hand to hand, starting with you;
 stacks are reset every hand (docs/rules/holdem.md). Before each of your actions the table is
@@ -12,8 +13,15 @@ your legal actions and their chip amounts. Type an action by its number or its n
 message that says why and what is, and the prompt again. After each hand: the cards shown at a
 showdown, what you won, your running total in chips, big blinds and mbb per hand.
 
-Opponents: the baselines of :mod:`jaxgames.holdem.bots` (:data:`bots.BOT_NAMES`). A bad flag
-ends with one line and exit status 2 (argparse, as ``jaxgames.hex.play``).
+Opponents: the baselines of :mod:`jaxgames.holdem.bots` (:data:`bots.BOT_NAMES`), or the trained
+agent of a ``python -m train.holdem`` run (``--opponent agent --run runs/holdem/<run>``;
+``--checkpoint`` is the same flag, as ``jaxgames.hex.play`` names it):
+:func:`jaxgames.holdem.agent.load_agent` reads the run's config.json and its best parameters
+(else its newest checkpoint), and the agent samples its network's policy at every decision.
+It was trained at the default table (stacks of 20,000, blinds 50/100); other ``--stack`` and
+blinds are allowed, but are new to it. A bad flag, or a run folder that cannot be used
+(missing, not a hold'em run, no checkpoint, damaged files), ends with one line and exit status
+2 (argparse, as ``jaxgames.hex.play``).
 
 The logic is importable: :class:`Session` takes any iterable of input lines and writes to any
 text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
@@ -34,14 +42,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.holdem import betting, bots, hand_eval
+from jaxgames.holdem.agent import AgentError, load_agent
 from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
-from jaxgames.terminal import PlaySession, exit_status, run_cli, seed_or_random
+from jaxgames.player import Player
+from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, run_cli, seed_or_random
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
 COMPUTER = 1 - HUMAN
+AGENT = "agent"
+#: who may sit across: the baselines, or a trained agent (needs a run folder)
+OPPONENTS = bots.BOT_NAMES + (AGENT,)
 #: what a person may type for each action (besides its number)
 ALIASES = {
     betting.FOLD: ("fold", "f"),
@@ -69,12 +82,13 @@ then adds f times the pot after the call. help: this list; quit: stop (Ctrl-D to
 class Settings:
     """One session's options (the command line's flags)."""
 
-    opponent: str = "equity"        # a name of bots.BOT_NAMES
+    opponent: str = "equity"        # a name of OPPONENTS: a bot of bots.BOT_NAMES, or "agent"
     hands: int | None = None        # stop after this many hands; None: until quit / end of input
     seed: int = 0                   # the deals and the computer's randomness
     stack: int = 20_000
     small_blind: int = 50
     big_blind: int = 100
+    run: str | None = None          # run folder of a trained agent (opponent "agent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +118,18 @@ def _table(env: Holdem):
     return deal, jax.jit(env.step), jax.jit(hand_eval.evaluate)
 
 
+def agent_opponent(settings: Settings) -> Player:
+    """The trained agent of the run folder ``settings.run`` (:func:`jaxgames.holdem.agent.load_agent`,
+    its best parameters); OpponentUnavailable, with the loader's one line, when it cannot be used."""
+    if not settings.run:
+        raise OpponentUnavailable("--opponent agent needs the run folder of a trained agent: "
+                                  "--run runs/holdem/<run>")
+    try:
+        return load_agent(settings.run)
+    except AgentError as e:
+        raise OpponentUnavailable(str(e)) from None
+
+
 def parse_action(text: str) -> int | None:
     """The action a person typed (a number 0-8 or a name of :data:`ALIASES`), or None."""
     word = text.strip().lower()
@@ -119,12 +145,19 @@ class Session(PlaySession):
     STOPS = "session"
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False):
-        if settings.opponent not in bots.BOT_NAMES:
-            raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {', '.join(bots.BOT_NAMES)}")
+        if settings.opponent not in OPPONENTS:
+            raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {', '.join(OPPONENTS)}")
+        if settings.run is not None and settings.opponent != AGENT:
+            raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {settings.opponent!r}")
+        env = _env(settings.stack, settings.small_blind, settings.big_blind)
+        # the agent first: a run folder that cannot be used stops before anything is said
+        self.opponent = agent_opponent(settings) if settings.opponent == AGENT \
+            else bots.make_bot(env, settings.opponent)
+        #: how the computer's actions are signed: the bot's name, or "agent"
+        self.label = AGENT if settings.opponent == AGENT else self.opponent.name
         super().__init__(settings, output, echo=echo)
-        self.env = _env(settings.stack, settings.small_blind, settings.big_blind)
+        self.env = env
         self._deal, self._step, self._evaluate = _table(self.env)
-        self.opponent = bots.make_bot(self.env, settings.opponent)
         self.human = HUMAN
         key = jax.random.key(settings.seed)
         self._deal_key, self._bot_key = jax.random.split(key)
@@ -184,7 +217,7 @@ class Session(PlaySession):
     def computer_move(self) -> None:
         key = jax.random.fold_in(self._bot_key, 1000 * len(self.results) + int(self.state.step_count))
         action = self.computer_action(key)
-        self._say(f"Computer ({self.opponent.name}): {action_text(self.state, action)}")
+        self._say(f"Computer ({self.label}): {action_text(self.state, action)}")
         self._apply(action)
 
     def turn_starts(self) -> None:
@@ -234,7 +267,8 @@ class Session(PlaySession):
 
     def start(self) -> None:
         s = self.settings
-        self._say(f"Heads-up no-limit hold'em against the {self.opponent.name} bot (seed {s.seed}): stacks "
+        who = self.opponent.name if s.opponent == AGENT else f"the {self.opponent.name} bot"
+        self._say(f"Heads-up no-limit hold'em against {who} (seed {s.seed}): stacks "
                   f"{s.stack:,}, blinds {s.small_blind:,}/{s.big_blind:,}. You are seat 0. "
                   f"Type an action's number or name, help, or quit.")
 
@@ -274,11 +308,16 @@ def play(input_lines: Iterable[str], output: TextIO = sys.stdout, *, echo: bool 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, description="Play heads-up no-limit hold'em in the terminal against a bot.",
+        prog=PROG, description="Play heads-up no-limit hold'em in the terminal against a bot or a "
+                               "trained agent.",
         epilog="In the game: an action's number or name (fold, check, call, half, 3/4, pot, 1.5, "
                "2pot, allin), help, quit (Ctrl-D also quits).")
-    p.add_argument("--opponent", choices=bots.BOT_NAMES, default="equity",
-                   help="the bot: equity (Monte Carlo equity; the default), random, call, allin, fold")
+    p.add_argument("--opponent", choices=OPPONENTS, default="equity",
+                   help="the bot: equity (Monte Carlo equity; the default), random, call, allin, fold; "
+                        "or agent (the trained network of a python -m train.holdem run; needs --run)")
+    p.add_argument("--run", "--checkpoint", dest="run", metavar="RUN",
+                   help="with --opponent agent: the run folder, runs/holdem/<run> (its best/ parameters "
+                        "are loaded, else its newest checkpoints/ step)")
     p.add_argument("--hands", type=int, default=None, metavar="N",
                    help="stop after N hands (default: play until quit or the end of input)")
     p.add_argument("--seed", type=int, default=None,
@@ -295,13 +334,18 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.hands is not None and args.hands < 1:
         parser.error(f"argument --hands: must be at least 1, got {args.hands}")
+    if args.run is not None and args.opponent != AGENT:
+        parser.error("argument --run: only with --opponent agent")
+    if args.opponent == AGENT and not args.run:
+        parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
+                     "e.g. --run runs/holdem/quick-seed0")
     try:  # the game's own checks of the chip options, as one line
         Holdem(stack=args.stack, small_blind=args.small_blind, big_blind=args.big_blind)
     except ValueError as err:
         parser.error(str(err))
     seed = seed_or_random(args.seed)
     return Settings(opponent=args.opponent, hands=args.hands, seed=seed, stack=args.stack,
-                    small_blind=args.small_blind, big_blind=args.big_blind)
+                    small_blind=args.small_blind, big_blind=args.big_blind, run=args.run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Terminal play against a bot (jaxgames.holdem.play), driven by typed lines.
+"""Terminal play against a bot (jaxgames.holdem.play), driven by typed lines; the flags of
+play against a trained agent (the agent itself: tests/holdem/test_agent.py).
 
 The person's lines never depend on the cards: "check" and "call" alternate (one of them is
 always legal until the hand ends, the other gets a message), and the deterministic call and
@@ -140,6 +141,31 @@ def test_cli_bad_flag_from_a_shell(tmp_path):
     (["--hands", "x"], "--hands: invalid int value"),
     (["--stack", "50"], "holdem stack must be above the big blind"),
     (["--small-blind", "200"], "must not exceed big_blind"),
+    (["--opponent", "agent"], "--run: --opponent agent needs the run folder of a trained agent, "
+                              "e.g. --run runs/holdem/quick-seed0"),
+    (["--opponent", "call", "--run", "runs/holdem/x"], "--run: only with --opponent agent"),
+    (["--checkpoint", "runs/holdem/x"], "--run: only with --opponent agent"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(hp.main, argv, message)
+
+
+def test_a_run_folder_is_for_the_agent_only():
+    with pytest.raises(ValueError, match="a run folder is for the opponent 'agent', not 'call'"):
+        session(opponent="call", run="runs/holdem/x")
+    with pytest.raises(ValueError, match="unknown opponent 'shark'; choose from random, call, allin, fold, "
+                                         "equity, agent"):
+        session(opponent="shark")
+
+
+def test_cli_agent_missing_run_from_a_shell(tmp_path):
+    """(The agent itself is played in tests/holdem/test_agent.py, against a real tiny run.)"""
+    done = subprocess.run([sys.executable, "-m", "jaxgames.holdem.play", "--opponent", "agent",
+                           "--run", "runs/holdem/nothing"],
+                          capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=120,
+                          env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "python -m jaxgames.holdem.play: error: runs/holdem/nothing: no such run folder (give the folder "
+        "of a python -m train.holdem run, e.g. runs/holdem/quick-seed0)"]
+    assert done.stdout == "" and not list(tmp_path.iterdir())

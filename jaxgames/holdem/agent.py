@@ -1,0 +1,269 @@
+"""The trained agent of a ``python -m train.holdem`` run folder, ready to play.
+
+    from jaxgames.holdem.agent import load_agent
+    agent = load_agent("runs/holdem/quick-seed0")      # or: env, policy, params = load_agent(...)
+    action = agent.act(state)                           # int: the agent's action in ``state``
+    agent.action_probs(state)                           # float32 [9]: what it samples from
+
+What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
+
+- ``config.json``: ``network`` (the size, ``small`` or ``source``) and ``tower`` (``dense``
+  or ``conv``; empty: the size's own), the arguments of
+  :func:`jaxgames.holdem.network.make_network`; its ``game`` (where a config has one) must be
+  ``holdem``;
+- the parameters, by ``which``: ``"best"`` (the default) reads ``best/<step>/`` (the
+  parameters of the best evaluation, the latest round of equals; the pytree saved there is the
+  parameters only), or, when ``best/`` holds none (a run stopped before its first evaluation
+  was saved), the newest ``checkpoints/<step>/``; ``"latest"`` reads the newest
+  ``checkpoints/<step>/`` (the whole training carry, a ``PPOCarry``, of which only the
+  network's variables ``carry.params`` are read). The parameters are restored into the tree of
+  the network's ``init`` (``jax.eval_shape``), so a checkpoint that does not fit the network
+  the config describes is refused, not misread.
+
+The policy is the one the run trained (``train/algos/ppo.py``'s ``policy`` and ``probs``),
+rebuilt here from the game's pieces alone (:func:`network_policy`, :func:`network_probs`):
+the network on :func:`jaxgames.holdem.encode.encode` of what the player to move sees
+(``env.observe(state, state.current_player)``), its masked softmax sampled. Both are arena
+functions ``(params, state, key) -> ...``, so ``jaxgames.arena``, ``jaxgames.holdem.bots.
+head_to_head``, local best response (it needs ``probs``) and ``jaxgames.holdem.play`` take the
+agent as it is.
+
+Every expected failure raises :class:`AgentError` (a ``ValueError``) naming the path and what
+is wrong: no such folder, no ``config.json``, a config of another game or with bad values, no
+checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or that
+does not fit the config's network. Library code: nothing here imports the training pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import pathlib
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxgames
+from jaxgames.holdem import network as net_lib
+from jaxgames.holdem.encode import encode
+from jaxgames.player import Player
+
+GAME = "holdem"
+#: what ``which`` may name: the best parameters (else the newest checkpoint), or the newest checkpoint
+WHICH = ("best", "latest")
+#: the fields of config.json the agent needs (a hold'em run's config has them all)
+_HOLDEM_FIELDS = ("network", "tower")
+
+
+class AgentError(ValueError):
+    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Agent(Player):
+    """A trained hold'em agent: a :class:`jaxgames.player.Player` (the arena, LBR and
+    ``jaxgames.holdem.play`` take it as one) with the run it comes from. Unpacks as
+    ``env, policy, params = agent``.
+
+    name:          how it is shown: the run, the update and which parameters
+    policy:        arena policy ``policy(params, state, key) -> int32 []`` (:func:`network_policy`)
+    params:        the network's variables ``{"params": ...}`` (a pytree of jax arrays)
+    probs:         ``probs(params, state, key) -> float32 [9]`` (:func:`network_probs`)
+    env:           the run's game, ``jaxgames.make("holdem")`` (the default table it trained on)
+    network:       ``jaxgames.holdem.network.make_network(network_size, tower)``
+    jitted_policy, jitted_probs: ``jax.jit`` of both, shared by every agent of the same network
+                   in a process
+    network_size, tower: the network the run trained (``tower`` resolved: never empty)
+    which:         ``"best"`` or ``"latest"``, as asked; checkpoint: the step folder read (under
+                   ``best/`` or ``checkpoints/``); step: its update; run_dir: the run folder
+    """
+
+    env: Any
+    network: Any
+    jitted_policy: Callable[..., Any]
+    jitted_probs: Callable[..., Any]
+    network_size: str
+    tower: str
+    which: str
+    run_dir: pathlib.Path
+    checkpoint: pathlib.Path
+    step: int
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.env, self.policy, self.params))
+
+    def act(self, state, key: jax.Array | None = None) -> int:
+        """The agent's action in ``state`` (one hand of ``env``, the agent to move), a Python int."""
+        key = jax.random.key(0) if key is None else key
+        return int(self.jitted_policy(self.params, state, key))
+
+    def action_probs(self, state) -> np.ndarray:
+        """float32 [9]: the probabilities :meth:`act` samples from (0 on illegal actions)."""
+        return np.asarray(self.jitted_probs(self.params, state, jax.random.key(0)))
+
+
+def load_agent(run_dir: str | pathlib.Path, *, which: str = "best") -> Agent:
+    """The agent of the run in ``run_dir`` (``runs/holdem/<run>``): its best parameters
+    (``which="best"``; the newest checkpoint where ``best/`` holds none) or its newest
+    checkpoint's (``which="latest"``). Raises :class:`AgentError` (see the module docstring)."""
+    if which not in WHICH:
+        raise ValueError(f"which must be one of {', '.join(WHICH)}, got {which!r}")
+    run = pathlib.Path(run_dir)
+    settings = read_config(run)
+    size, tower = settings["network"], settings["tower"]
+    env, net, policy, probs, jitted_policy, jitted_probs = _build(size, tower)
+    abstract = net_lib.param_shapes(net)
+    where = f"the {size} {tower} network of {run / 'config.json'}"
+    step_dir, params = _read_params(run, abstract, where, settings, which)
+    kind = "best" if step_dir.parent.name == "best" else "latest"
+    name = f"agent {run.name} (update {int(step_dir.name)}, {kind} parameters)"
+    return Agent(name=name, policy=policy, params=params, probs=probs, env=env, network=net,
+                 jitted_policy=jitted_policy, jitted_probs=jitted_probs, network_size=size, tower=tower,
+                 which=which, run_dir=run, checkpoint=step_dir, step=int(step_dir.name))
+
+
+# -- the run folder ------------------------------------------------------------------------------
+
+
+def read_config(run: pathlib.Path) -> dict:
+    """``{"network", "tower"}`` from ``run/config.json``: the network's size and its tower
+    kind (an empty ``tower`` resolved to the size's own)."""
+    run = pathlib.Path(run)
+    if not run.exists():
+        raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.holdem "
+                         f"run, e.g. runs/holdem/quick-seed0)")
+    if not run.is_dir():
+        raise AgentError(f"{run} is a file, not a run folder (give runs/holdem/<run>)")
+    path = run / "config.json"
+    if not path.is_file():
+        runs = sorted(p.name for p in run.iterdir() if (p / "config.json").is_file()) \
+            if _listable(run) else []
+        hint = (f"; it holds the runs {', '.join(runs[:5])}{' ...' if len(runs) > 5 else ''}: "
+                f"give one of them, e.g. {run / runs[0]}" if runs
+                else ": not the folder of a python -m train.holdem run")
+        raise AgentError(f"{run} has no config.json{hint}")
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise AgentError(f"{path} is unreadable ({_one_line(e)})") from None
+    if not isinstance(config, dict):
+        raise AgentError(f"{path} is not a JSON object: not the config of a python -m train.holdem run")
+    game = config.get("game")
+    if game is not None and game != GAME:
+        raise AgentError(f"{path} is the config of a {game} run, not a hold'em run; give a folder "
+                         f"written by python -m train.holdem")
+    missing = [k for k in _HOLDEM_FIELDS if k not in config]
+    if missing:
+        parent = run.parent.name
+        other = f" (it sits in {parent}/: a {parent} run?)" if parent and parent != GAME else ""
+        raise AgentError(f"{path} is not the config of a hold'em run: it has no "
+                         f"{', '.join(missing)}{other}; give a folder written by python -m train.holdem")
+    size, tower = config["network"], config["tower"]
+    if size not in net_lib.SIZES:
+        raise AgentError(f"{path}: network must be one of {', '.join(net_lib.SIZES)}, got {size!r}")
+    if tower not in ("",) + net_lib.TOWERS:
+        raise AgentError(f"{path}: tower must be one of {', '.join(net_lib.TOWERS)} (or empty), got {tower!r}")
+    return {"network": size, "tower": tower or net_lib.SIZES[size].tower}
+
+
+def _listable(folder: pathlib.Path) -> bool:
+    try:
+        next(iter(folder.iterdir()), None)
+        return True
+    except OSError:
+        return False
+
+
+# -- reading the checkpoint ----------------------------------------------------------------------
+
+
+def _read_params(run: pathlib.Path, abstract: Any, where: str, settings: dict,
+                 which: str) -> tuple[pathlib.Path, Any]:
+    """The step folder the agent is read from (by ``which``) and the parameters in it, in the
+    tree of ``abstract``."""
+    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
+
+    resume = (f"train it further (python -m train.holdem --resume --run-name {run.name}) or give "
+              f"another run")
+    try:
+        step_dir = checkpoints.find_step(run, ("best", "latest") if which == "best" else ("latest",))
+    except checkpoints.CheckpointError as e:
+        what = str(e) if which == "best" else f"{run} holds no checkpoint: {checkpoints.LATEST}/ has no saved step"
+        raise AgentError(f"{what} (the run stopped before its first round ended); {resume}") from None
+    try:
+        saved = checkpoints.read_meta(step_dir).get("config")
+        if isinstance(saved, dict) and saved.get("network") in net_lib.SIZES \
+                and isinstance(saved.get("tower"), str):
+            saved_net = (saved["network"], saved["tower"] or net_lib.SIZES[saved["network"]].tower)
+            if saved_net != (settings["network"], settings["tower"]):
+                raise AgentError(f"checkpoint {step_dir} was saved by a run of the {' '.join(saved_net)} "
+                                 f"network, but config.json says {settings['network']} {settings['tower']}: "
+                                 f"the folder's files do not belong together")
+        return step_dir, checkpoints.read_params(step_dir, abstract, fits=where)
+    except checkpoints.OtherFormatError as e:
+        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
+    except checkpoints.CheckpointError as e:
+        raise AgentError(str(e)) from None
+
+
+def _one_line(e: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+# -- the policy ----------------------------------------------------------------------------------
+
+
+def masked_log_probs(apply_fn: Callable[..., Any], params: Any, cards: jax.Array, actions: jax.Array,
+                     legal: jax.Array) -> jax.Array:
+    """float32 [B, 9]: the log of the network's softmax over the legal actions (``-inf``-like
+    on illegal ones, whose probability is exactly 0), from ``cards int8 [B, 6, 4, 13]``,
+    ``actions int8 [B, 24, 4, 9]`` and ``legal bool [B, 9]``: what PPO samples and trains."""
+    logits, _ = apply_fn(params, cards, actions, legal)
+    logits = jnp.where(legal, logits.astype(jnp.float32), net_lib.ILLEGAL_LOGIT)
+    return jax.nn.log_softmax(logits, axis=-1)
+
+
+def _mover_log_probs(env, apply_fn, params, state) -> jax.Array:
+    """float32 [9]: :func:`masked_log_probs` for the player to move, on what that seat sees."""
+    cards, actions = encode(env.observe(state, state.current_player))
+    return masked_log_probs(apply_fn, params, cards[None], actions[None], state.legal_action_mask[None])[0]
+
+
+def _probs(env, apply_fn, params, state, key) -> jax.Array:
+    del key
+    return jnp.exp(_mover_log_probs(env, apply_fn, params, state))
+
+
+def _policy(env, apply_fn, params, state, key) -> jax.Array:
+    return jax.random.categorical(key, _mover_log_probs(env, apply_fn, params, state)).astype(jnp.int32)
+
+
+def network_probs(env, net) -> Callable[..., jax.Array]:
+    """``probs(params, state, key) -> float32 [9]``: ``net``'s masked softmax for the player
+    to move in ``state`` (one hand of ``env``), on ``encode(env.observe(state, mover))``; 0 on
+    illegal actions; ``key`` unused."""
+    return functools.partial(_probs, env, net.apply)
+
+
+def network_policy(env, net) -> Callable[..., jax.Array]:
+    """``policy(params, state, key) -> int32 []``: an action sampled from
+    :func:`network_probs` (an arena policy)."""
+    return functools.partial(_policy, env, net.apply)
+
+
+@functools.lru_cache(maxsize=None)
+def _build(size: str, tower: str):
+    """``(env, net, policy, probs, jit(policy), jit(probs))``, one per network in a process
+    (one compile)."""
+    env = jaxgames.make(GAME)
+    net = net_lib.make_network(size, tower=tower)
+    policy, probs = network_policy(env, net), network_probs(env, net)
+    return env, net, policy, probs, jax.jit(policy), jax.jit(probs)
+
+
+__all__ = ["Agent", "AgentError", "WHICH", "load_agent", "masked_log_probs", "network_policy",
+           "network_probs", "read_config"]
