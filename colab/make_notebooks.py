@@ -257,8 +257,8 @@ HOLDEM = [
        "`docs/rules/holdem.md`; the pipeline: `docs/holdem_training.md`."),
     code(INSTALL),
     code(RUNS_DIR),
-    md("## Train\nThe `quick` preset: the small dense network, 25 rounds of 20 updates (about 4 M "
-       "hands; about 7 minutes on a 2-core CPU split into one device per core, as `python -m "
+    md("## Train\nThe `quick` preset: the small dense network, 25 rounds of 20 updates (about 1.9 M "
+       "hands; under 6 minutes on a 2-core CPU split into one device per core, as `python -m "
        "train.holdem` does; in this notebook's one process JAX keeps one CPU device, which takes "
        "longer; less on a GPU runtime). `JAXGAMES_NOTEBOOK_ARGS` adds flags of `python -m "
        "train.holdem` (e.g. `--rounds 5`); `JAXGAMES_HOLDEM_RUN` skips the training and plays a run "
