@@ -191,8 +191,7 @@ def _read_params(run: pathlib.Path, abstract: Any, where: str, settings: dict,
     try:
         step_dir = checkpoints.find_step(run, ("best", "latest") if which == "best" else ("latest",))
     except checkpoints.CheckpointError as e:
-        what = str(e) if which == "best" else f"{run} holds no checkpoint: {checkpoints.LATEST}/ has no saved step"
-        raise AgentError(f"{what} (the run stopped before its first round ended); {resume}") from None
+        raise AgentError(f"{e} (the run stopped before its first round ended); {resume}") from None
     try:
         saved = checkpoints.read_meta(step_dir).get("config")
         if isinstance(saved, dict) and saved.get("network") in net_lib.SIZES \
