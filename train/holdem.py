@@ -63,6 +63,10 @@ class Config(RunConfig):
     """Duplicate deals against each baseline at the end: the summary's figures."""
     lbr_hands: int = 256
     """Hands of local best response against the final agent (0: none); an even number."""
+    lbr_every: int = 5
+    """Local best response against the newest model every this many rounds (0: only at the end)."""
+    round_lbr_hands: int = 64
+    """Hands of each round's local best response; an even number."""
     elo_deals: int = 200
     """Duplicate deals of the newest model against each pool model it meets (0: none)."""
     elo_opponents: int = 4
@@ -82,13 +86,16 @@ class Config(RunConfig):
         for name in ("eval_deals", "final_eval_deals"):
             if getattr(self, name) < 2:
                 raise ValueError(f"{name} must be >= 2 (the interval needs two deals), got {getattr(self, name)}")
-        for name in ("elo_deals", "elo_opponents", "lbr_hands"):
+        for name in ("elo_deals", "elo_opponents", "lbr_hands", "lbr_every"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.elo_deals == 1:
             raise ValueError("elo_deals must be 0 or >= 2 (the interval needs two deals)")
-        if self.lbr_hands % 2:
-            raise ValueError(f"lbr_hands must be even (half with LBR on the button), got {self.lbr_hands}")
+        for name in ("lbr_hands", "round_lbr_hands"):
+            if getattr(self, name) % 2:
+                raise ValueError(f"{name} must be even (half with LBR on the button), got {getattr(self, name)}")
+        if self.lbr_every and self.round_lbr_hands < 2:
+            raise ValueError(f"round_lbr_hands must be >= 2 when lbr_every is set, got {self.round_lbr_hands}")
         if not 0.0 <= self.anchor_fraction <= 1.0:
             raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
         self.learner.validate()
@@ -108,7 +115,8 @@ PRESETS = {
     "quick": Config(rounds=25, updates_per_round=20),
     # 100 rounds of 50 updates (about 19 M hands), the final evaluation over 50,000 deals a
     # baseline (100,000 hands) and LBR over 1,024 hands: the issue's bars
-    "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=1_024),
+    "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=1_024,
+                   lbr_every=10),
 }
 
 

@@ -20,7 +20,8 @@ from train.holdem import PRESETS, Config
 
 TINY = ["--rounds", "2", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4", "--opponent-groups", "4",
         "--epochs", "1", "--minibatches", "2", "--eval-deals", "4", "--final-eval-deals", "6", "--lbr-hands", "4",
-        "--elo-deals", "2", "--no-progress"]
+        "--elo-deals", "2", "--lbr-every", "2", "--round-lbr-hands", "2",
+        "--no-progress"]
 ENV = jaxgames.make("holdem")
 
 
@@ -44,7 +45,8 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert rows[-1]["hands"] == saved["hands_trained"]
     report = (run / "report.md").read_text()
     assert "Local best response" in report and "Trinal-Clip" in report
-    for png in ("mbb.png", "elo.png", "losses.png"):
+    assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
+    for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000
     # killed after round 1, with the pool holding round 1's model: the resumed run ends as one
     _, cfg = holdem_train.parse(PRESETS, base + ["--run-name", "killed"])
@@ -131,6 +133,8 @@ def test_the_agent_reads_only_what_its_seat_sees():
     (["--anchor-fraction", "1.5"], "anchor_fraction"),
     (["--best-k", "0"], "best_k"),
     (["--lbr-hands", "3"], "lbr_hands"),
+    (["--round-lbr-hands", "5"], "round_lbr_hands"),
+    (["--lbr-every", "-1"], "lbr_every"),
     (["--eval-deals", "1"], "eval_deals"),
     (["--loss", "ppo2"], "loss"),
     (["--delta1", "1.1"], "delta1"),

@@ -191,6 +191,9 @@ def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bo
     return out
 
 
+#: LBR's winnings against the equity and the random bot, mbb/hand (bench.holdem_bots,
+#: docs/holdem_eval.md): the plots' reference lines
+LBR_EQUITY_BOT, LBR_RANDOM_BOT = 14_102, 11_190
 #: LBR deals per jitted batch: LBR weighs the agent's probabilities for every hand the
 #: opponent may hold (1,326 network evaluations a decision), so a batch's memory grows with
 #: it (64 deals: 3.8 GB at the peak; 32: 2.4 GB, measured)
@@ -256,6 +259,10 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                    **{k: float(np.mean(m[k])) for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
                                                          "clip_fraction")},
                    **mbb_row(results), "seconds": seconds}
+            if config.lbr_every and row["round"] % config.lbr_every == 0:
+                lbr = local_best_response(env, agent, params, jax.random.fold_in(jax.random.fold_in(eval_key, step), 1),
+                                          hands=config.round_lbr_hands)
+                row.update(lbr_mbb=lbr["mean"], lbr_mbb_ci95=lbr["ci95"])
             pending[step] = (row, results)
             return {"hands/s": row["hands_per_second"], "vs_random": row["mbb_vs_random"],
                     "vs_call": row["mbb_vs_call"], "vs_equity": row["mbb_vs_equity"],
@@ -321,7 +328,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 
 def write_plots(rundir, rows, ratings) -> None:
     """``mbb.png`` (each round's model against each baseline, 95% bars), ``elo.png`` (the
-    pool's models, the call bot at 0) and ``losses.png``, over rounds."""
+    pool's models, the call bot at 0), ``lbr.png`` (LBR's winnings against the rounds' models,
+    where measured) and ``losses.png``, over rounds."""
     rounds = [r["round"] for r in rows]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for name in BASELINES:
@@ -341,6 +349,21 @@ def write_plots(rundir, rows, ratings) -> None:
               hlines={"call bot": 0.0, **{f"{n} bot": ratings[-1 - i] for i, n in enumerate(ANCHORS)
                                           if i and -1 - i in ratings}},
               title="Elo of each round's model (call bot = 0)", xlabel="round (generation)", ylabel="Elo")
+    measured = [r for r in rows if "lbr_mbb" in r]
+    if measured:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        ax.errorbar([r["round"] for r in measured], [r["lbr_mbb"] for r in measured],
+                    yerr=[r["lbr_mbb_ci95"] for r in measured], marker="o", capsize=3,
+                    label="LBR's winnings against the agent (95% interval)")
+        for name, value in (("equity bot", LBR_EQUITY_BOT), ("random bot", LBR_RANDOM_BOT)):
+            ax.axhline(value, linestyle="--", linewidth=1, label=f"LBR against the {name} (docs/holdem_eval.md)")
+        ax.set(title="Hold'em: local best response against each round's model (lower is better)",
+               xlabel="round", ylabel="mbb/hand")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(rundir.plots / "lbr.png", dpi=110)
+        plt.close(fig)
     line_plot(rundir.plots / "losses.png",
               {k: (rounds, [r[k] for r in rows]) for k in ("policy_loss", "value_loss", "entropy")},
               title="PPO losses (per round)", xlabel="round", ylabel="loss")
@@ -371,5 +394,7 @@ def report(config, summary, rows, ratings, final, lbr) -> str:
                  f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale: LBR wins about 14,100 "
                  f"against the equity bot and 11,200 against the random bot (docs/holdem_eval.md).\n")
     text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"], table)
-             + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n![losses](plots/losses.png)\n")
+             + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n"
+             + ("![LBR](plots/lbr.png)\n\n" if any("lbr_mbb" in r for r in rows) else "")
+             + "![losses](plots/losses.png)\n")
     return text
