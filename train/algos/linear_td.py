@@ -1,0 +1,226 @@
+"""TD(λ) on a linear value over sparse binary features, updated backwards after each game
+(Sturtevant & White, "Feature construction for reinforcement learning in Hearts").
+
+Knows nothing of any game: a state is the list of its active features, ``indices int32 [M]``
+with ``valid bool [M]`` (e.g. every AND-combination of a game's boolean atoms), and the value
+is the sum of their weights, cut off to the open interval ``(value_low, value_high)``.
+
+As the source:
+
+* weights initialised uniformly in ``±1 / num_features``;
+* λ = 0.75; the reward comes once, at the end of the game (``final_return``: e.g. the points
+  the player took); the states recorded are those the value is used at (the source: between
+  tricks, and not once every point is played);
+* after each game the update runs **backwards** through its recorded states, from the last to
+  the first, with the λ-return recursion ::
+
+      G_last = final_return
+      G_t    = (1 - λ) V_{t+1} + λ G_{t+1}
+
+  and each state's active weights stepped by ``lr_t (G_t - V_t)``, ``lr_t = 1 / (lr_scale ×
+  number of active features of state t)`` (the source: 1 / (13 × active features), so each
+  step moves the state's value 1/13 of the way to its target). λ = 0 is TD(0) (the target is
+  the next state's value), λ = 1 is Monte Carlo (every target is the final return);
+* the output cut off at ``value_low + clip_margin`` and ``value_high - clip_margin`` (the
+  source's "0+" and "13−" for the Q♠: a search can tell "expect to take it" from "took it").
+  The TD error uses this clipped output.
+
+**Which weights V_t is read with.** The source: "after each game ... went backwards through
+the game, using TD learning to update our target output and train our perceptron to predict
+the target output at each step". So, here, V_t is computed once, with the weights as they are
+when the backward pass reaches t (after the updates of the game's later states t+1, ..., the
+last), and that one number serves both as the output trained at t and as the V_t mixed into
+the target of t-1 (the target is updated from the output before the step at t, not re-read
+after it: re-reading would pull t-1's target toward G_t by the step just taken at t, counting
+t's own target twice).
+
+**How.** The state values under the game's own earlier-in-the-pass updates need no dense copy
+of the weights per game: the step at t' adds ``c_t' = lr_t' (G_t' - V_t')`` to each of its
+active weights, so ``V_t = V_t(initial weights) + sum_{t' > t} c_t' × overlap(t, t')``, where
+``overlap(t, t')`` counts the features the two states share (with repeats: the pairs of
+slots, one of each, with the same index). :func:`backward_pass` computes the [T, T]
+overlaps once (one sort of the game's indices, or takes them from a caller who knows them
+more cheaply: for AND-combinations of atoms they follow from the atoms), runs the recursion in a
+``lax.scan(reverse=True)`` over the states carrying the coefficients ``c``, and the update is
+one scatter-add of ``c_t`` into every active slot. Exactly the sequential backward pass, up
+to float rounding; O(T M log(T M) + T² M) per game whatever the number of features.
+
+**A batch of games** (:func:`batch_update`): every game's backward pass starts from the same
+weights, sees only its own updates, and the games' deltas are summed into one update: the
+games of one batch step share their weights (as if played in parallel), not one after another.
+
+``present bool [T]`` marks the real rows of a padded sequence: other rows neither update nor
+take part in the recursion (the last *present* row gets ``final_return``), wherever they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+
+Array = jax.Array
+
+__all__ = ["BackwardPass", "LinearTDConfig", "backward_pass", "backward_update", "batch_deltas",
+           "batch_update", "init_weights", "raw_value", "value"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearTDConfig:
+    """The learner's numbers. ``value_low`` / ``value_high``: the range of the value (the Q♠
+    predictor: 0 and 13; ``±inf`` for none); the output is clipped to
+    ``[value_low + clip_margin, value_high - clip_margin]``."""
+
+    value_low: float
+    value_high: float
+    lam: float = 0.75            # λ of the λ-return
+    lr_scale: float = 13.0       # learning rate 1 / (lr_scale × active features of the state)
+    clip_margin: float = 1e-3    # the "+" of the source's 0+ and the "−" of its 13−
+
+    def __post_init__(self):
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+        if not self.lr_scale > 0:
+            raise ValueError(f"lr_scale must be > 0, got {self.lr_scale}")
+        if not self.clip_margin >= 0:
+            raise ValueError(f"clip_margin must be >= 0, got {self.clip_margin}")
+        if not self.value_high - self.value_low > 2 * self.clip_margin:
+            raise ValueError(f"the value range ({self.value_low}, {self.value_high}) must be wider "
+                             f"than twice clip_margin ({self.clip_margin})")
+
+    @property
+    def low(self) -> float:
+        return self.value_low + self.clip_margin
+
+    @property
+    def high(self) -> float:
+        return self.value_high - self.clip_margin
+
+
+@chex.dataclass(frozen=True)
+class BackwardPass:
+    """One game's backward pass, per recorded state (0 where not ``present``)."""
+
+    coef: chex.Array      # float32 [T]  step added to each active weight: lr_t (G_t - V_t)
+    values: chex.Array    # float32 [T]  V_t (clipped) when the pass reached t
+    targets: chex.Array   # float32 [T]  G_t, the λ-return
+    errors: chex.Array    # float32 [T]  G_t - V_t
+
+
+def init_weights(key: jax.Array, num_features: int) -> Array:
+    """float32 [num_features]: uniform in ``[-1/num_features, 1/num_features)`` (the source's)."""
+    if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features < 1:
+        raise ValueError(f"num_features must be an integer >= 1, got {num_features!r}")
+    bound = 1.0 / num_features
+    return jax.random.uniform(key, (num_features,), jnp.float32, -bound, bound)
+
+
+def raw_value(weights: Array, indices: Array, valid: Array) -> Array:
+    """float32 [...]: the sum of the active weights, unclipped. ``indices`` int [..., M],
+    ``valid`` bool [..., M]; any leading axes (or vmap)."""
+    return jnp.where(valid, weights[indices], 0.0).sum(axis=-1)
+
+
+def value(weights: Array, indices: Array, valid: Array, *, cfg: LinearTDConfig) -> Array:
+    """float32 [...]: the value, the active weights' sum clipped to the config's open range."""
+    return jnp.clip(raw_value(weights, indices, valid), cfg.low, cfg.high)
+
+
+def _overlaps(indices: Array, valid: Array) -> Array:
+    """float32 [T, T]: ``[t, u]`` = the number of pairs of slots (one of t, one of u) holding
+    the same valid index: what one unit added to each of u's active weights adds to V_t.
+
+    One sort of the game's T × M indices (rows as payload); runs of one index are numbered,
+    ``C [runs, T]`` counts each run's slots per row (a segment sum), and ``O = Cᵀ C``.
+    """
+    num, slots = indices.shape
+    keys = jnp.where(valid, indices, -1).reshape(-1)                      # [T * M]
+    rows = jnp.broadcast_to(jnp.arange(num, dtype=jnp.int32)[:, None], (num, slots)).reshape(-1)
+    keys, rows = jax.lax.sort((keys, rows), num_keys=1)
+    run = jnp.cumsum(jnp.concatenate([jnp.zeros(1, jnp.int32),
+                                      (keys[1:] != keys[:-1]).astype(jnp.int32)]))
+    onehot = ((rows[:, None] == jnp.arange(num)) & (keys >= 0)[:, None]).astype(jnp.float32)
+    counts = jax.ops.segment_sum(onehot, run, num_segments=num * slots, indices_are_sorted=True)
+    return counts.T @ counts
+
+
+def backward_pass(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
+                  *, cfg: LinearTDConfig, overlap: Array | None = None) -> BackwardPass:
+    """One game's backward TD(λ) pass from ``weights`` (the module's docstring).
+
+    Args:
+      weights:  float32 [F].
+      indices:  int32 [T, M]  each recorded state's active features (in recording order).
+      valid:    bool [T, M]   which slots are active.
+      present:  bool [T]      the real rows (padding: False).
+      final_return: float32 []  the game's outcome, the last present state's target.
+      overlap:  float32 [T, T] or None: the states' shared features (``_overlaps``), when the
+        caller knows them more cheaply (AND-combinations of atoms: from the atoms); computed
+        from ``indices`` when None. Wrong overlaps give wrong values: the caller's to get right.
+
+    Returns a :class:`BackwardPass` (coefficients, values, targets, errors, each [T]).
+    """
+    chex.assert_rank(indices, 2)
+    chex.assert_equal_shape([indices, valid])
+    chex.assert_shape(present, indices.shape[:1])
+    valid = valid & present[:, None]
+    start = raw_value(weights, indices, valid)                            # [T] at the pass's start
+    overlap = _overlaps(indices, valid) if overlap is None else jnp.asarray(overlap, jnp.float32)
+    chex.assert_shape(overlap, (indices.shape[0], indices.shape[0]))   # [T, T]
+    active = valid.sum(axis=-1).astype(jnp.float32)
+    lr = jnp.where(active > 0, 1.0 / (cfg.lr_scale * jnp.maximum(active, 1.0)), 0.0)
+    num = indices.shape[0]
+    final_return = jnp.asarray(final_return, jnp.float32)
+
+    def step(carry, t):
+        coef, g_next, v_next, seen = carry
+        v = jnp.clip(start[t] + overlap[t] @ coef, cfg.low, cfg.high)    # later steps included
+        g = jnp.where(seen, (1.0 - cfg.lam) * v_next + cfg.lam * g_next, final_return)
+        here = present[t]
+        c = jnp.where(here, lr[t] * (g - v), 0.0)
+        coef = coef.at[t].set(c)
+        carry = (coef, jnp.where(here, g, g_next), jnp.where(here, v, v_next), seen | here)
+        return carry, (jnp.where(here, v, 0.0), jnp.where(here, g, 0.0))
+
+    init = (jnp.zeros(num, jnp.float32), final_return, jnp.float32(0.0), jnp.bool_(False))
+    (coef, _, _, _), (values, targets) = jax.lax.scan(step, init, jnp.arange(num), reverse=True)
+    return BackwardPass(coef=coef, values=values, targets=targets,
+                        errors=jnp.where(present, targets - values, 0.0))
+
+
+def _scatter(weights: Array, indices: Array, valid: Array, coef: Array) -> Array:
+    """``weights`` plus ``coef[..., t]`` at every valid slot of ``indices [..., T, M]``."""
+    add = jnp.where(valid, coef[..., None], 0.0)
+    return weights.at[indices.reshape(-1)].add(add.reshape(-1))
+
+
+def backward_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
+                    *, cfg: LinearTDConfig, overlap: Array | None = None) -> Array:
+    """float32 [F]: ``weights`` after one game's backward TD(λ) pass (:func:`backward_pass`;
+    shapes there)."""
+    bp = backward_pass(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap)
+    return _scatter(weights, indices, valid & present[:, None], bp.coef)
+
+
+def batch_deltas(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
+                 *, cfg: LinearTDConfig, overlap: Array | None = None) -> BackwardPass:
+    """Every game's backward pass from the same ``weights``: ``indices`` int32 [B, T, M],
+    ``valid`` bool [B, T, M], ``present`` bool [B, T], ``final_return`` float32 [B],
+    ``overlap`` float32 [B, T, T] or None; a :class:`BackwardPass` of [B, T] arrays."""
+    if overlap is None:
+        return jax.vmap(lambda i, v, p, r: backward_pass(weights, i, v, p, r, cfg=cfg))(
+            indices, valid, present, final_return)
+    return jax.vmap(lambda i, v, p, r, o: backward_pass(weights, i, v, p, r, cfg=cfg, overlap=o))(
+        indices, valid, present, final_return, overlap)
+
+
+def batch_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
+                 *, cfg: LinearTDConfig, overlap: Array | None = None) -> tuple[Array, BackwardPass]:
+    """``(weights float32 [F], the passes)``: a batch of games (shapes in :func:`batch_deltas`)
+    learned at once: each game's pass starts from ``weights`` and the games' deltas are summed
+    into one update (one scatter-add), so games of one batch share weights, as if played in
+    parallel."""
+    bp = batch_deltas(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap)
+    return _scatter(weights, indices, valid & present[..., None], bp.coef), bp
