@@ -28,6 +28,7 @@ import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
 from bench.timing import best_seconds  # noqa: E402
+from jaxgames.holdem import encode as encode_lib  # noqa: E402
 from jaxgames.holdem import network as net_lib  # noqa: E402
 from train.games import holdem as lib  # noqa: E402
 from train.holdem import Config  # noqa: E402
@@ -77,16 +78,22 @@ def main(argv=None) -> dict:
     decisions = lc.num_envs * lc.num_steps
     minibatch = decisions // lc.minibatches
     params = carry.params
-    fwd_inputs = net_lib.example_inputs(lc.num_envs)
+    steps = 2 * lc.num_steps                     # the learner's and the opponents' forwards
+    k_cards, k_actions = jax.random.split(jax.random.key(4))
+    fwd_inputs = (jax.random.bernoulli(k_cards, 0.1, (steps, lc.num_envs, *encode_lib.CARD_SHAPE)).astype(jnp.int8),
+                  jax.random.bernoulli(k_actions, 0.1, (steps, lc.num_envs, *encode_lib.ACTION_SHAPE)).astype(jnp.int8),
+                  jnp.ones((steps, lc.num_envs, 9), jnp.bool_))
     sgd_inputs = net_lib.example_inputs(minibatch)
     optimizer = optax.adam(lc.learning_rate)
 
     @jax.jit
-    def forwards(params, inputs):
-        def body(acc, _):
-            logits, value = net.apply(params, *inputs)
+    def forwards(params, batches):
+        # a different batch each step (scanned over): with one batch for all, XLA hoists the
+        # loop-invariant network out of the loop
+        def body(acc, batch):
+            logits, value = net.apply(params, *batch)
             return acc + value.sum() + logits[:, 0].sum(), None
-        return jax.lax.scan(body, 0.0, None, length=2 * lc.num_steps)[0]
+        return jax.lax.scan(body, 0.0, batches)[0]
 
     @jax.jit
     def sgd(params, inputs):
