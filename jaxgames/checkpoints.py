@@ -197,7 +197,7 @@ def find_step(run_dir: str | pathlib.Path, which: Sequence[str] = ("best", "late
             return run / _FOLDERS[kind] / str(steps[-1])
     names = " nor ".join(f"{_FOLDERS[k]}/" for k in which)
     raise CheckpointError(f"{run} holds no checkpoint: {'neither ' if len(which) > 1 else ''}{names} "
-                          f"{'has' if len(which) > 1 else 'has no'} saved step")
+                          f"{'has a' if len(which) > 1 else 'has no'} saved step")
 
 
 def read_meta(step_dir: pathlib.Path) -> dict:

@@ -25,7 +25,7 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import Hearts, Observation, State, max_hands
 from jaxgames.hearts.render import render_text, tricks
-from jaxgames.hearts import bots, evaluate, features
+from jaxgames.hearts import bots, evaluate, features, trick_maxn
 from jaxgames.hearts.bots import BOT_NAMES, make_bot, trick_search
 from jaxgames.hearts.evaluate import MatchResult
 
@@ -56,6 +56,7 @@ __all__ = [
     "deal",
     "evaluate",
     "features",
+    "trick_maxn",
     "make_bot",
     "max_hands",
     "parse_card",
