@@ -113,7 +113,7 @@ PRESETS = {
     # 25 rounds of 20 updates (about 1.9 M hands), the small dense network: under 6 minutes on
     # a 2-core Zen 5, leaving room for CPUs at a third of its speed
     "quick": Config(rounds=25, updates_per_round=20),
-    # 100 rounds of 50 updates (about 19 M hands), the final evaluation over 50,000 deals a
+    # 100 rounds of 50 updates (about 13 M hands), the final evaluation over 50,000 deals a
     # baseline (100,000 hands) and LBR over 1,024 hands: the bars
     "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=1_024,
                    lbr_every=10),
