@@ -64,10 +64,6 @@ class Opponent:
     params: object     # the network's variables (a pool model's, or the learner's own)
 
 
-def env_of(config):
-    return jaxgames.make(GAME)
-
-
 def network(config) -> net_lib.PseudoSiamese:
     return net_lib.make_network(config.network, tower=config.tower or None)
 
@@ -163,7 +159,7 @@ def build(config):
     """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
     probabilities feed LBR)."""
-    env = env_of(config)
+    env = jaxgames.make(GAME)   # the default table (stacks 20,000, blinds 50/100), as the source's
     net = network(config)
     feats = features(env)
     wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net, feats),
