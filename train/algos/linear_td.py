@@ -56,6 +56,7 @@ take part in the recursion (the last *present* row gets ``final_return``), where
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Callable, Sequence
 
 import chex
 import jax
@@ -63,8 +64,8 @@ import jax.numpy as jnp
 
 Array = jax.Array
 
-__all__ = ["BackwardPass", "LinearTDConfig", "backward_pass", "backward_update", "batch_deltas",
-           "batch_update", "init_weights", "raw_value", "value"]
+__all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "backward_pass", "backward_update", "batch_deltas",
+           "batch_update", "init_weights", "make", "play_and_record", "raw_value", "value"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,3 +225,135 @@ def batch_update(weights: Array, indices: Array, valid: Array, present: Array, f
     parallel."""
     bp = batch_deltas(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap)
     return _scatter(weights, indices, valid & present[..., None], bp.coef), bp
+
+
+# -- the learner for the chunked driver (train/algos/learner.py) ---------------------------------
+
+
+@chex.dataclass(frozen=True)
+class LinearTDCarry:
+    weights: chex.Array   # float32 [F]
+    games: chex.Array     # int32 []  games played so far
+    updates: chex.Array   # int32 []
+
+
+@chex.dataclass(frozen=True)
+class Recorded:
+    """One batch of games' records, per game and learning seat."""
+
+    indices: chex.Array   # int32 [B, P, T, M]
+    valid: chex.Array     # bool [B, P, T, M]
+    present: chex.Array   # bool [B, P, T]
+    outcome: chex.Array   # float32 [B, P]
+    overflow: chex.Array  # bool [B]  more than T states were marked (the later ones dropped)
+    ended: chex.Array     # bool [B]  the game ended within max_steps
+
+
+def play_and_record(env, weights, key, *, policy, opponent_policy, features, record, outcome,
+                    learning_seats: tuple[int, ...], max_records: int, max_steps: int,
+                    num_slots: int) -> Recorded:
+    """One game from ``env.init``: every seat in ``learning_seats`` moves by ``policy(weights,
+    state, key)``, the others by ``opponent_policy(weights, state, key)`` (the same weights:
+    self-play when it is ``policy``); at each state where ``record(state)`` is true (before the
+    move), each learning seat's ``features(state, seat) -> (indices [M], valid [M])`` goes into
+    the next of ``max_records`` rows. ``outcome(final_state, seat)`` is each learning seat's
+    return. A ``lax.scan`` of ``max_steps`` steps (a finished game stays as it is)."""
+    init_key, play_key = jax.random.split(key)
+    state = env.init(init_key)
+    seats = jnp.asarray(learning_seats, jnp.int32)
+    num_seats = len(learning_seats)
+    learning = jnp.zeros(env.num_players, jnp.bool_).at[seats].set(True)
+    rows = (jnp.zeros((num_seats, max_records, num_slots), jnp.int32),
+            jnp.zeros((num_seats, max_records, num_slots), jnp.bool_),
+            jnp.zeros((num_seats, max_records), jnp.bool_))
+
+    def step(carry, k):
+        state, (idx, val, pres), count, over = carry
+        live = ~(state.terminated | state.truncated)
+        mark = live & record(state)
+        fi, fv = jax.vmap(lambda s: features(state, s))(seats)            # [P, M]
+        slot = jnp.minimum(count, max_records - 1)
+        write = mark & (count < max_records)
+        idx = jnp.where(write, idx.at[:, slot].set(fi.astype(jnp.int32)), idx)
+        val = jnp.where(write, val.at[:, slot].set(fv), val)
+        pres = jnp.where(write, pres.at[:, slot].set(True), pres)
+        over = over | (mark & (count >= max_records))
+        count = count + mark.astype(jnp.int32)
+        if opponent_policy is None:
+            action = policy(weights, state, k)
+        else:
+            mine = learning[state.current_player]
+            action = jnp.where(mine, policy(weights, state, k), opponent_policy(weights, state, k))
+        nxt = env.step(state, action.astype(jnp.int32))
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(live, a, b), nxt, state)
+        return (state, (idx, val, pres), count, over), None
+
+    carry = (state, rows, jnp.int32(0), jnp.bool_(False))
+    (state, (idx, val, pres), _, over), _ = jax.lax.scan(step, carry, jax.random.split(play_key, max_steps))
+    out = jax.vmap(lambda s: jnp.asarray(outcome(state, s), jnp.float32))(seats)
+    return Recorded(indices=idx, valid=val, present=pres, outcome=out, overflow=over,
+                    ended=state.terminated | state.truncated)
+
+
+def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_records: int,
+         features: Callable[[Any, Any], tuple[Array, Array]], record: Callable[[Any], Array],
+         outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
+         games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
+         opponent_policy: Callable[[Array, Any, Array], Array] | None = None):
+    """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
+    knowing nothing of the game.
+
+    One update plays ``games_per_update`` games under ``vmap`` (:func:`play_and_record`): the
+    seats in ``learning_seats`` (default: all, self-play) move by ``policy(weights, state,
+    key)`` (the caller's: e.g. a search with :func:`value` at its leaves), the others by
+    ``opponent_policy`` (required when some seat does not learn). Each learning seat's recorded
+    states (at most ``max_records`` per game, static; more are dropped and counted in
+    ``overflow``) and its ``outcome`` make one sequence; :func:`batch_update` learns every
+    sequence of the batch from the same weights (backwards, TD(λ)).
+
+    ``num_slots``: M, the length of ``features``' arrays. The carry is a
+    :class:`LinearTDCarry`; ``params(carry)`` is the weights; the learner's policy is ``policy``.
+    Metrics per update: ``outcome`` (mean over learning seats and games), ``abs_td_error``
+    (mean |G_t - V_t| over recorded states), ``records`` (mean per sequence), ``overflow``
+    (share of games), ``ended`` (share of games finished within ``max_steps``), ``games``.
+    """
+    from train.algos.learner import Learner
+
+    for name, v in (("num_features", num_features), ("num_slots", num_slots), ("max_records", max_records),
+                    ("games_per_update", games_per_update), ("max_steps", max_steps)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    seats = tuple(range(env.num_players)) if learning_seats is None else tuple(int(s) for s in learning_seats)
+    if not seats or len(set(seats)) != len(seats) or not all(0 <= s < env.num_players for s in seats):
+        raise ValueError(f"learning_seats must be distinct seats of 0..{env.num_players - 1}, got {learning_seats!r}")
+    if len(seats) < env.num_players and opponent_policy is None:
+        raise ValueError("opponent_policy is needed when some seat does not learn")
+    if len(seats) == env.num_players:
+        opponent_policy = None
+
+    def init(key):
+        return LinearTDCarry(weights=init_weights(key, num_features), games=jnp.int32(0), updates=jnp.int32(0))
+
+    def play(weights, key):
+        return play_and_record(env, weights, key, policy=policy, opponent_policy=opponent_policy,
+                               features=features, record=record, outcome=outcome, learning_seats=seats,
+                               max_records=max_records, max_steps=max_steps, num_slots=num_slots)
+
+    def update(carry, key):
+        rec = jax.vmap(lambda k: play(carry.weights, k))(jax.random.split(key, games_per_update))
+        seq = lambda x: x.reshape(-1, *x.shape[2:])                       # [B * P, ...]
+        weights, bp = batch_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
+                                   seq(rec.outcome), cfg=cfg)
+        present = seq(rec.present)
+        metrics = {
+            "outcome": rec.outcome.mean(),
+            "abs_td_error": jnp.abs(bp.errors).sum() / jnp.maximum(present.sum(), 1),
+            "records": present.sum(-1).astype(jnp.float32).mean(),
+            "overflow": rec.overflow.astype(jnp.float32).mean(),
+            "ended": rec.ended.astype(jnp.float32).mean(),
+            "games": carry.games + games_per_update,
+        }
+        return LinearTDCarry(weights=weights, games=carry.games + games_per_update,
+                             updates=carry.updates + 1), metrics
+
+    return Learner(init=init, update=update, policy=policy, params=lambda carry: carry.weights)

@@ -1,0 +1,102 @@
+"""Hearts: the Q♠ predictor of Sturtevant & White, TD(λ) on AND-ed binary features, used inside
+max^n over the current trick (perfect information).
+
+    python -m train.hearts                       # quick (about 15 min on a 2-core CPU)
+    python -m train.hearts --preset full         # <= 2 h on a 2-core CPU
+    python -m train.hearts --opponent pie        # one learning seat against three PIE players
+
+Writes runs/hearts/<run-name>/: config.json, metrics.jsonl, checkpoints/, plots/*.png, report.md
+(the top features in words) and summary.json (docs/hearts_training.md). Not built yet: the
+hearts predictor, the combined player, the learned player in PIMC (imperfect information).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import sys
+from typing import Sequence
+
+from train.common import RunConfig, exit_on_user_error, init_distributed, is_primary, parse
+from train.games import hearts as lib
+
+GAME = lib.GAME
+PROG = "python -m train.hearts"
+
+#: train, evaluate and write the run folder (the run lives in train/games/hearts.py)
+train = lib.train
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(RunConfig):
+    """The Q♠ predictor by TD(λ), the learned trick search evaluated against PIE and the
+    rule-based bot after every round (perfect information, the paper variant, moon off)."""
+
+    feature_sizes: tuple[int, ...] = (1, 2, 3)
+    """Sizes of the AND-combinations of the 60 Q♠ atoms that are features (the source: up to 4)."""
+    max_active: int = 16
+    """At most this many active atoms are combined (the first by atom index; later ones dropped)."""
+    games_per_update: int = 32
+    """Games played in parallel (vmap) with one set of weights; their TD(λ) steps are summed."""
+    updates_per_round: int = 25
+    """Updates per round (one jitted chunk); an evaluation and a checkpoint after each round."""
+    rounds: int = 12
+    """Rounds."""
+    opponent: str = "self"
+    """self: every seat plays the learned search and learns; pie: seat 0 learns against three PIE."""
+    lam: float = 0.75
+    """λ of the λ-return (the source: 0.75)."""
+    lr_scale: float = 416.0
+    """Step of a state: 1 / (lr_scale x its active features). The source's 13 is for one game at
+    a time; the games of an update are summed, so the default is 13 x 32 games."""
+    eval_deals: int = 10
+    """Deals (x 14 seatings) against PIE and against the rule bot after every round."""
+    final_eval_deals: int = 50
+    """Deals (x 14 seatings) against each at the end: the summary's figures."""
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("games_per_update", "updates_per_round", "rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("eval_deals", "final_eval_deals"):
+            if getattr(self, name) < 2:
+                raise ValueError(f"{name} must be >= 2 (the interval needs two deals), got {getattr(self, name)}")
+        if self.opponent not in lib.OPPONENTS:
+            raise ValueError(f"opponent must be one of {', '.join(lib.OPPONENTS)}, got {self.opponent!r}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam}")
+        if not self.lr_scale > 0:
+            raise ValueError(f"lr_scale must be > 0, got {self.lr_scale}")
+        if not self.feature_sizes or any(not 1 <= s <= 4 for s in self.feature_sizes):
+            raise ValueError(f"feature_sizes must be sizes from 1 to 4, got {self.feature_sizes}")
+        if not 1 <= self.max_active <= 24:
+            raise ValueError(f"max_active must be from 1 to 24, got {self.max_active}")
+
+
+# Sized from measured speed (docs/hearts_training.md): self-play training about 41 games/s and
+# the evaluation about 16-22 hands/s on the 2-core CPU (games of 32, the default features).
+PRESETS = {
+    # 12 rounds x 25 updates x 32 games = 9,600 games; 10 deals x 14 seatings against each expert
+    # after every round, 50 at the end
+    "quick": Config(),
+    # 40 rounds x 100 updates x 32 games = 128,000 games; 20 deals a round, 100 at the end
+    "full": Config(rounds=40, updates_per_round=100, eval_deals=20, final_eval_deals=100),
+}
+
+
+@exit_on_user_error(PROG)
+def main(argv: Sequence[str] | None = None) -> dict:
+    init_distributed()
+    _, config = parse(PRESETS, argv, prog=PROG)
+    summary = train(config)
+    if is_primary() and summary:
+        print(json.dumps({k: summary[k] for k in ("points_per_hand_learned_vs_pie", "points_per_hand_learned_vs_rule",
+                                                  "train_games", "seconds")})
+              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
+    return summary
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
