@@ -43,8 +43,9 @@ Contracts. ``net``: a flax module, ``net.apply(params, *features [B, ...], legal
 finite constant, so entropies and log-probabilities stay finite either way). ``features(state,
 seat) -> tuple`` of arrays for one game (a single array is taken as a 1-tuple).
 
-Devices: the games' batch axis is sharded over the mesh (``shard_batch``), as are the
-minibatches; parameters and the table are replicated, and XLA averages the gradients.
+Devices: the games' groups (``[G, E / G]``, G a multiple of the device count) and their
+opponents' tables are split over the mesh (``shard_batch``), as are the minibatches;
+parameters and the pool are replicated, and XLA averages the gradients.
 """
 
 from __future__ import annotations
