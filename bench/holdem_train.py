@@ -20,7 +20,6 @@ from train.common.mesh import one_cpu_device_per_core  # noqa: E402
 one_cpu_device_per_core()   # as train.holdem runs
 
 import argparse  # noqa: E402
-import dataclasses  # noqa: E402
 import platform  # noqa: E402
 
 import jax  # noqa: E402
@@ -31,7 +30,7 @@ from bench.timing import best_seconds  # noqa: E402
 from jaxgames.holdem import encode as encode_lib  # noqa: E402
 from jaxgames.holdem import network as net_lib  # noqa: E402
 from train.games import holdem as lib  # noqa: E402
-from train.holdem import Config  # noqa: E402
+from train.algos.ppo import PPOConfig  # noqa: E402
 
 
 def cpu_name() -> str:
@@ -53,12 +52,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
 
-    base = Config()
-    config = dataclasses.replace(base, network=args.network, learner=dataclasses.replace(
-        base.learner, num_envs=args.num_envs, num_steps=args.num_steps))
-    config.validate()
-    lc = config.learner
-    env, net, learner, _ = lib.build(config)
+    lc = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps)
+    lc.validate()
+    # the quick preset's opponents: an empty pool (self-play) and the anchors in a fifth
+    env, net, learner, _ = lib.build_parts(network_size=args.network, tower="", pool_capacity=32, best_k=5,
+                                           anchor_fraction=0.2, learner=lc)
     carry = jax.jit(learner.init)(jax.random.key(0))
 
     @jax.jit
@@ -113,7 +111,7 @@ def main(argv=None) -> dict:
     network_s = fwd_s + sgd_s          # the learner's and the opponents' forwards, then SGD
     result = {
         "cpu": cpu_name(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
-        "parameters": lib.param_count(config), "num_envs": lc.num_envs, "num_steps": lc.num_steps,
+        "parameters": net_lib.param_count(jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())), "num_envs": lc.num_envs, "num_steps": lc.num_steps,
         "update_seconds": update_s, "decisions_per_second": decisions / update_s,
         "hands_per_second": hands_per_update / update_s,
         "network_forward_per_second": fwd_rate, "network_train_per_second": sgd_rate,

@@ -73,8 +73,8 @@ def _pool_with(params, ratings):
 
 def test_opponents_are_anchors_the_k_best_or_the_learner_itself():
     params = {"w": jnp.zeros(3)}
-    choose = jax.jit(lambda cfg_fraction, pool, key: lib.choose_opponent(
-        _config(anchor_fraction=cfg_fraction, best_k=2), pool, params, key), static_argnums=0)
+    choose = jax.jit(lambda fraction, pool, key: lib.choose_opponent(
+        pool, params, key, best_k=2, anchor_fraction=fraction), static_argnums=0)
     keys = jax.random.split(jax.random.key(0), 200)
     # an empty pool, no anchors: the learner plays itself
     empty = league_lib.empty(params, capacity=4, num_fixed=3)
@@ -95,7 +95,7 @@ def test_opponents_are_anchors_the_k_best_or_the_learner_itself():
 
 def test_anchor_opponents_play_as_their_bots():
     net = lib.network(_config())
-    policy = lib.opponent_policy(ENV, net, lib.features(ENV))
+    policy = lib.opponent_policy(ENV, net)
     params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
     state = ENV.init(jax.random.key(3))      # preflop: the button faces the big blind
     for kind, expected in ((1, betting.CALL), (2, betting.ALL_IN)):

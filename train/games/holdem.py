@@ -34,6 +34,7 @@ from jaxgames import arena as arena_lib
 from jaxgames.holdem import bots as bots_lib
 from jaxgames.holdem import encode as encode_lib
 from jaxgames.holdem import network as net_lib
+from jaxgames.holdem.agent import network_policy
 from jaxgames.holdem.lbr import LocalBestResponse
 from jaxgames.player import Player
 from train.algos import league as league_lib
@@ -112,28 +113,27 @@ def _state_bytes() -> int:
 # -- the opponents -----------------------------------------------------------------------------
 
 
-def choose_opponent(config, pool: league_lib.League, params, key) -> Opponent:
+def choose_opponent(pool: league_lib.League, params, key, *, best_k: int, anchor_fraction: float) -> Opponent:
     """One group's opponent for one update: a fixed anchor with probability
     ``anchor_fraction`` (uniform among :data:`ANCHORS`), else a model drawn uniformly among the
     ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
     k_anchor, k_which, k_slot = jax.random.split(key, 3)
-    anchor = jax.random.bernoulli(k_anchor, config.anchor_fraction)
+    anchor = jax.random.bernoulli(k_anchor, anchor_fraction)
     which = jax.random.randint(k_which, (), 0, len(ANCHORS))
-    slot = league_lib.sample_best_k(pool, config.best_k, k_slot)
+    slot = league_lib.sample_best_k(pool, best_k, k_slot)
     has = pool.size > 0
     net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(pool, slot), params)
     return Opponent(kind=jnp.where(anchor, 1 + which, NETWORK).astype(jnp.int32), params=net_params)
 
 
-def opponent_policy(env, net, feats):
+def opponent_policy(env, net):
     """``policy(opponent, index, state, key) -> action`` of the player to move: the network
     (sampling its masked softmax) or an anchor bot, by ``opponent.kind``."""
     anchors = [bots_lib.make_bot(env, name) for name in ANCHORS]
+    play_network = network_policy(env, net)   # the agent's own policy (jaxgames/holdem/agent.py)
 
     def network_action(opponent, state, key):
-        cards, actions = feats(state, state.current_player)
-        logits, _ = net.apply(opponent.params, cards[None], actions[None], state.legal_action_mask[None])
-        return jax.random.categorical(key, logits[0]).astype(jnp.int32)
+        return play_network(opponent.params, state, key).astype(jnp.int32)
 
     def policy(opponent: Opponent, index, state, key):
         del index  # one opponent per group: the group's table is that opponent
@@ -156,22 +156,31 @@ def value_bounds(env):
 
 
 def build(config):
+    """``(env, net, learner, agent)`` for a ``train.holdem.Config`` (:func:`build_parts`)."""
+    return build_parts(network_size=config.network, tower=config.tower, pool_capacity=config.pool_capacity,
+                       best_k=config.best_k, anchor_fraction=config.anchor_fraction, learner=config.learner)
+
+
+def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: int, anchor_fraction: float,
+                learner: ppo.PPOConfig):
     """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
-    probabilities feed LBR)."""
+    probabilities feed LBR). Keyword settings, so that a benchmark builds the run's learner
+    without the entry module's Config."""
     env = jaxgames.make(GAME)   # the default table (stacks 20,000, blinds 50/100), as the source's
-    net = network(config)
+    net = net_lib.make_network(network_size, tower=tower or None)
     feats = features(env)
-    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net, feats),
+    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net),
                           draw_opponent=lambda table, key: jnp.int32(0),
                           value_bounds=value_bounds(env), reward_scale=1.0 / (REWARD_UNIT_BB * env.big_blind))
     params0 = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
     pool = league_lib.empty(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params0),
-                            capacity=config.pool_capacity, num_fixed=len(ANCHORS))
-    learner = ppo.make(config.learner, wrapper, net, features=feats, pool=pool,
-                       choose_opponent=functools.partial(choose_opponent, config))
-    agent = Player("agent", learner.policy, None, probs=learner.probs)
-    return env, net, learner, agent
+                            capacity=pool_capacity, num_fixed=len(ANCHORS))
+    trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool,
+                       choose_opponent=functools.partial(choose_opponent, best_k=best_k,
+                                                         anchor_fraction=anchor_fraction))
+    agent = Player("agent", trainer.policy, None, probs=trainer.probs)
+    return env, net, trainer, agent
 
 
 # -- evaluation ----------------------------------------------------------------------------------
