@@ -47,8 +47,11 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m bench.hand_eval_exhaustive --no-peer
 	$(PY) -m bench.holdem_env --batch 256 --repeats 1 --peer-hands 100 --steps 20
 	$(PY) -m bench.holdem_bots --quick
+	$(PY) -m bench.holdem_network --sizes small --batch 64 --repeats 2 --steps 2
+	$(PY) -m bench.holdem_train --num-envs 32 --num-steps 8 --updates 1 --repeats 1
 	$(PY) -m bench.hearts_env --batch 128 --repeats 1 --peer-seconds 1
 	$(PY) -m bench.hearts_bots --bots pie,rule,random --deals 2 --game-deals 0 --speed-batch 8 --no-honesty
+	$(PY) -m bench.hearts_trick_search --batch 4 --maxn-batch 1
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
