@@ -38,6 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 
+from jaxgames.run_folder import one_line
+
 __all__ = [
     "BEST",
     "DAMAGED_PREFIX",
@@ -171,7 +173,7 @@ def aside_path(folder: pathlib.Path, step: int) -> pathlib.Path:
 def unreadable(step_dir: pathlib.Path, e: BaseException, what: str = "checkpoint",
                why: str = "its files are damaged or incomplete") -> CheckpointError:
     """The error for files orbax could not read (``e``, what it raised)."""
-    return CheckpointError(f"{what} {step_dir} is unreadable: {why} ({type(e).__name__}: {_one_line(e)})")
+    return CheckpointError(f"{what} {step_dir} is unreadable: {why} ({type(e).__name__}: {one_line(e)})")
 
 
 # -- reading (agents and shipped models) ---------------------------------------------------------
@@ -353,8 +355,3 @@ def _drop_stragglers() -> None:
 
     hook._jaxgames_checkpoints = True
     sys.unraisablehook = hook
-
-
-def _one_line(e: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[:limit] + " ..."

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import pathlib
 from typing import Any, Callable, Iterator
 
@@ -46,6 +45,7 @@ from jaxgames.hex import network as hex_network
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
 from jaxgames.player import Player
 from jaxgames.search import mcts, symmetry
+from jaxgames.run_folder import read_config_json
 
 NETWORKS = ("source", "resnet")
 #: the fields of config.json the agent needs (a Hex run's config has them all)
@@ -134,25 +134,8 @@ def read_config(run: pathlib.Path) -> dict:
     pairs (``jaxgames.hex.network.size_options``), ``symmetric`` the run's ``eval_symmetry``
     (false where a config has none)."""
     run = pathlib.Path(run)
-    if not run.exists():
-        raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.hex "
-                         f"run, e.g. runs/hex/quick-seed0)")
-    if not run.is_dir():
-        raise AgentError(f"{run} is a file, not a run folder (give runs/hex/<run>)")
+    config = read_config_json(run, game="hex", error=AgentError)
     path = run / "config.json"
-    if not path.is_file():
-        runs = sorted(p.name for p in run.iterdir() if (p / "config.json").is_file()) \
-            if _listable(run) else []
-        hint = (f"; it holds the runs {', '.join(runs[:5])}{' ...' if len(runs) > 5 else ''}: "
-                f"give one of them, e.g. {run / runs[0]}" if runs
-                else ": not the folder of a python -m train.hex run")
-        raise AgentError(f"{run} has no config.json{hint}")
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AgentError(f"{path} is unreadable ({_one_line(e)})") from None
-    if not isinstance(config, dict):
-        raise AgentError(f"{path} is not a JSON object: not the config of a python -m train.hex run")
     missing = [k for k in _HEX_FIELDS if k not in config]
     if missing:
         game = run.parent.name
@@ -183,13 +166,6 @@ def read_config(run: pathlib.Path) -> dict:
             "sizes": tuple(sorted(sizes.items())), "symmetric": symmetric}
 
 
-def _listable(folder: pathlib.Path) -> bool:
-    try:
-        next(iter(folder.iterdir()), None)
-        return True
-    except OSError:
-        return False
-
 
 # -- reading the checkpoint ----------------------------------------------------------------------
 
@@ -217,10 +193,6 @@ def _read_params(run: pathlib.Path, abstract: Any, where: str, board_size: int) 
     except checkpoints.CheckpointError as e:
         raise AgentError(str(e)) from None
 
-
-def _one_line(e: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def _is_int(x: Any) -> bool:

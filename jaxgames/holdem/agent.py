@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import pathlib
 from typing import Any, Callable, Iterator
 
@@ -50,6 +49,7 @@ import jaxgames
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.encode import encode
 from jaxgames.player import Player
+from jaxgames.run_folder import read_config_json
 
 GAME = "holdem"
 #: what ``which`` may name: the best parameters (else the newest checkpoint), or the newest checkpoint
@@ -132,25 +132,8 @@ def read_config(run: pathlib.Path) -> dict:
     """``{"network", "tower"}`` from ``run/config.json``: the network's size and its tower
     kind (an empty ``tower`` resolved to the size's own)."""
     run = pathlib.Path(run)
-    if not run.exists():
-        raise AgentError(f"{run}: no such run folder (give the folder of a python -m train.holdem "
-                         f"run, e.g. runs/holdem/quick-seed0)")
-    if not run.is_dir():
-        raise AgentError(f"{run} is a file, not a run folder (give runs/holdem/<run>)")
+    config = read_config_json(run, game="holdem", error=AgentError)
     path = run / "config.json"
-    if not path.is_file():
-        runs = sorted(p.name for p in run.iterdir() if (p / "config.json").is_file()) \
-            if _listable(run) else []
-        hint = (f"; it holds the runs {', '.join(runs[:5])}{' ...' if len(runs) > 5 else ''}: "
-                f"give one of them, e.g. {run / runs[0]}" if runs
-                else ": not the folder of a python -m train.holdem run")
-        raise AgentError(f"{run} has no config.json{hint}")
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AgentError(f"{path} is unreadable ({_one_line(e)})") from None
-    if not isinstance(config, dict):
-        raise AgentError(f"{path} is not a JSON object: not the config of a python -m train.holdem run")
     game = config.get("game")
     if game is not None and game != GAME:
         raise AgentError(f"{path} is the config of a {game} run, not a hold'em run; give a folder "
@@ -168,13 +151,6 @@ def read_config(run: pathlib.Path) -> dict:
         raise AgentError(f"{path}: tower must be one of {', '.join(net_lib.TOWERS)} (or empty), got {tower!r}")
     return {"network": size, "tower": tower or net_lib.SIZES[size].tower}
 
-
-def _listable(folder: pathlib.Path) -> bool:
-    try:
-        next(iter(folder.iterdir()), None)
-        return True
-    except OSError:
-        return False
 
 
 # -- reading the checkpoint ----------------------------------------------------------------------
@@ -207,10 +183,6 @@ def _read_params(run: pathlib.Path, abstract: Any, where: str, settings: dict,
     except checkpoints.CheckpointError as e:
         raise AgentError(str(e)) from None
 
-
-def _one_line(e: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 # -- the policy ----------------------------------------------------------------------------------

@@ -1,0 +1,55 @@
+"""A training run's folder as an agent loader meets it: the checks every game's
+``load_agent`` makes before reading a checkpoint, each a one-line error naming the path.
+
+No orbax here (``jaxgames.checkpoints`` reads the checkpoints), so that a loader can refuse a
+bad folder before importing it."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+__all__ = ["listable", "one_line", "read_config_json"]
+
+
+def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exception]) -> dict:
+    """The JSON object in ``run/config.json`` of a ``python -m train.<game>`` run; ``error``
+    (the loader's own class) with one line when there is no such folder, it is a file, it has
+    no ``config.json`` (the runs it holds are listed, for a ``runs/<game>`` given instead of a
+    run), or the file is unreadable or not an object."""
+    run = pathlib.Path(run)
+    trainer = f"python -m train.{game}"
+    if not run.exists():
+        raise error(f"{run}: no such run folder (give the folder of a {trainer} run, e.g. "
+                    f"runs/{game}/quick-seed0)")
+    if not run.is_dir():
+        raise error(f"{run} is a file, not a run folder (give runs/{game}/<run>)")
+    path = run / "config.json"
+    if not path.is_file():
+        runs = sorted(p.name for p in run.iterdir() if (p / "config.json").is_file()) if listable(run) else []
+        hint = (f"; it holds the runs {', '.join(runs[:5])}{' ...' if len(runs) > 5 else ''}: "
+                f"give one of them, e.g. {run / runs[0]}" if runs
+                else f": not the folder of a {trainer} run")
+        raise error(f"{run} has no config.json{hint}")
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise error(f"{path} is unreadable ({one_line(e)})") from None
+    if not isinstance(config, dict):
+        raise error(f"{path} is not a JSON object: not the config of a {trainer} run")
+    return config
+
+
+def listable(folder: pathlib.Path) -> bool:
+    """Whether ``folder``'s entries can be listed."""
+    try:
+        next(iter(folder.iterdir()), None)
+        return True
+    except OSError:
+        return False
+
+
+def one_line(e: BaseException, limit: int = 200) -> str:
+    """An exception's text on one line, cut at ``limit`` characters."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + " ..."
