@@ -1,13 +1,14 @@
-"""Hearts: the Q♠ predictor of Sturtevant & White, TD(λ) on AND-ed binary features, used inside
-max^n over the current trick (perfect information).
+"""Hearts: Sturtevant & White's learned player, TD(λ) on AND-ed binary features, used inside
+max^n over the current trick (perfect information) and inside PIMC (imperfect information).
 
-    python -m train.hearts                       # quick (about 15 min on a 2-core CPU)
+    python -m train.hearts                       # quick: the Q♠ and hearts stages, then the combined player
     python -m train.hearts --preset full         # <= 2 h on a 2-core CPU
+    python -m train.hearts --predictor qs        # the Q♠ predictor alone
     python -m train.hearts --opponent pie        # one learning seat against three PIE players
 
 Writes runs/hearts/<run-name>/: config.json, metrics.jsonl, checkpoints/, plots/*.png, report.md
-(the top features in words) and summary.json (docs/hearts_training.md). Not built yet: the
-hearts predictor, the combined player, the learned player in PIMC (imperfect information).
+(the top features in words), summary.json and, for the combined player, stages/ (the two
+predictors' own runs) and selection.npz (docs/hearts_training.md).
 """
 
 from __future__ import annotations
@@ -30,13 +31,27 @@ train = lib.train
 
 @dataclasses.dataclass(frozen=True)
 class Config(RunConfig):
-    """The Q♠ predictor by TD(λ), the learned trick search evaluated against PIE and the
-    rule-based bot after every round (perfect information, the paper variant, moon off)."""
+    """A learned predictor by TD(λ) (the Q♠, the hearts, or the two combined after training
+    each as a stage), the learned trick search evaluated against PIE after every round, against
+    PIE, the rule-based bot and random at the end, and inside PIMC against IIE (the paper
+    variant; the moon off in training)."""
 
+    predictor: str = "combined"
+    """qs (the Q♠ points), hearts (the hearts) or combined (both, over the top features of the
+    two, trained first as stages of this run: the source's player)."""
     feature_sizes: tuple[int, ...] = (1, 2, 3)
     """Sizes of the AND-combinations of the 60 Q♠ atoms that are features (the source: up to 4)."""
+    hearts_feature_sizes: tuple[int, ...] = (1, 2, 3)
+    """Sizes of the AND-combinations of the 88 hearts atoms (the source: up to 3)."""
     max_active: int = 16
-    """At most this many active atoms are combined (the first by atom index; later ones dropped)."""
+    """At most this many active atoms of each atom set are combined (the first by atom index;
+    later ones dropped)."""
+    stage_rounds: int = 4
+    """Rounds of each stage (the Q♠ and the hearts predictor) of a combined run."""
+    top_qs: int = 10_000
+    """Features the combined player takes from the Q♠ predictor (the source: 10,000)."""
+    top_hearts: int = 2_000
+    """Features the combined player takes from the hearts predictor (the source: 2,000)."""
     games_per_update: int = 32
     """Games played in parallel (vmap) with one set of weights; their TD(λ) steps are summed."""
     updates_per_round: int = 25
@@ -53,24 +68,34 @@ class Config(RunConfig):
     eval_deals: int = 10
     """Deals (x 14 seatings) against PIE and against the rule bot after every round."""
     final_eval_deals: int = 50
-    """Deals (x 14 seatings) against each at the end: the summary's figures."""
+    """Deals (x 14 seatings) against PIE, the rule bot and random at the end: the summary's figures."""
+    imperfect_deals: int = 2
+    """Deals (x 14 seatings) of the learned player inside PIMC against IIE and against the rule
+    bot at the end, the moon on (0: none)."""
 
     def validate(self) -> None:
         super().validate()
-        for name in ("games_per_update", "updates_per_round", "rounds"):
+        if self.predictor not in lib.learned.PREDICTORS:
+            raise ValueError(f"predictor must be one of {', '.join(lib.learned.PREDICTORS)}, got {self.predictor!r}")
+        for name in ("games_per_update", "updates_per_round", "rounds", "stage_rounds", "top_qs", "top_hearts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("eval_deals", "final_eval_deals"):
             if getattr(self, name) < 2:
                 raise ValueError(f"{name} must be >= 2 (the interval needs two deals), got {getattr(self, name)}")
+        if self.imperfect_deals == 1 or self.imperfect_deals < 0:
+            raise ValueError(f"imperfect_deals must be 0 or >= 2 (the interval needs two deals), "
+                             f"got {self.imperfect_deals}")
         if self.opponent not in lib.OPPONENTS:
             raise ValueError(f"opponent must be one of {', '.join(lib.OPPONENTS)}, got {self.opponent!r}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"lam must be in [0, 1], got {self.lam}")
         if not self.lr_scale > 0:
             raise ValueError(f"lr_scale must be > 0, got {self.lr_scale}")
-        if not self.feature_sizes or any(not 1 <= s <= 4 for s in self.feature_sizes):
-            raise ValueError(f"feature_sizes must be sizes from 1 to 4, got {self.feature_sizes}")
+        for name in ("feature_sizes", "hearts_feature_sizes"):
+            sizes = getattr(self, name)
+            if not sizes or any(not 1 <= s <= 4 for s in sizes):
+                raise ValueError(f"{name} must be sizes from 1 to 4, got {sizes}")
         if not 1 <= self.max_active <= 24:
             raise ValueError(f"max_active must be from 1 to 24, got {self.max_active}")
 
@@ -92,8 +117,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     _, config = parse(PRESETS, argv, prog=PROG)
     summary = train(config)
     if is_primary() and summary:
-        print(json.dumps({k: summary[k] for k in ("points_per_hand_learned_vs_pie", "points_per_hand_learned_vs_rule",
-                                                  "train_games", "seconds")})
+        keys = ("points_per_hand_learned_vs_pie", "points_per_hand_learned_vs_rule", "points_per_hand_pimc_vs_iie",
+                "train_games", "seconds")
+        print(json.dumps({k: summary[k] for k in keys if k in summary})
               + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
     return summary
 

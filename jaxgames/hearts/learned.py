@@ -1,0 +1,270 @@
+"""The learned Hearts player of Sturtevant & White: a linear value over AND-combinations of
+boolean atoms (:mod:`jaxgames.hearts.features`), read at the leaves of max^n over the current
+trick (:mod:`jaxgames.hearts.trick_maxn`), under perfect information or inside PIMC.
+
+Three predictors, as the source's section 2:
+
+* ``"qs"``: the Q♠ points a seat will take (13 or 0), from the 60 Q♠ atoms; learned at the
+  states between tricks while the Q♠ is still in a hand; the output cut to (0, 13).
+* ``"hearts"``: the hearts a seat will take in the hand (0..13), from the 88 hearts atoms;
+  learned at the states between tricks while a heart is still in a hand; cut to (0, 13).
+* ``"combined"``: every point a seat will take in the hand (0..26), over the features the two
+  predictors found most useful (the source: the top 10,000 of the Q♠ predictor and the top
+  2,000 of the hearts predictor, by the size of their learned weight): each selected feature
+  keeps its own atoms, so a state's active features are its active Q♠ combinations and its
+  active hearts combinations that were selected; learned at the states between tricks while a
+  point is still in a hand; cut to (0, 26).
+
+Each predictor learns the seat's points *in the whole hand* (the source: "how many hearts we
+would take within a game"; the atoms say how many it took already). The search wants the
+points *still to come*: a leaf's value is minus (the prediction minus the points the seat has
+taken, at least 0), and 0 once no point of the predictor's kind is left in a hand; the trick's
+own rewards (minus the points taken in it) are added by the search, so every seat minimises
+the points of the trick plus the points it expects later. The same value stands for the
+opponents (the source's).
+
+A :class:`ValueSpec` is everything static about a learned value (hashable: the policies
+below are built once per spec and env); the weights are the policies' ``params``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Policy
+from jaxgames.hearts import features as feat
+from jaxgames.hearts import trick_maxn
+from jaxgames.hearts.bots import pass_scores
+from jaxgames.hearts.cards import HEARTS, NUM_CARDS, POINTS, QUEEN_OF_SPADES
+from jaxgames.hearts.game import Hearts, State
+from jaxgames.search.pimc import pimc_policy as _pimc_policy
+
+Array = jax.Array
+
+__all__ = ["PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "outcome",
+           "perfect_policy", "record", "select_top", "taken", "to_come", "top_features", "value_fn"]
+
+PREDICTORS = ("qs", "hearts", "combined")
+#: each predictor's value range (points of the hand)
+RANGE = {"qs": 13.0, "hearts": 13.0, "combined": 26.0}
+
+_HEART = np.arange(NUM_CARDS) % 4 == HEARTS
+_QS = np.arange(NUM_CARDS) == QUEEN_OF_SPADES
+#: the cards each predictor counts, and their points
+_COUNTED = {"qs": _QS, "hearts": _HEART, "combined": POINTS > 0}
+_POINTS = POINTS.astype(np.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueSpec:
+    """What a learned value is, apart from its weights.
+
+    ``qs`` / ``hearts``: the combinations of the Q♠ atoms (60) and of the hearts atoms (88)
+    (sizes and the cap on active atoms); the ``"qs"`` predictor uses the first, ``"hearts"`` the
+    second, ``"combined"`` the features ``qs_selected`` (ascending indices into the ``qs``
+    combinations) and ``hearts_selected`` (into the ``hearts`` ones), in that order: weight
+    ``i < len(qs_selected)`` is Q♠ combination ``qs_selected[i]``, the rest hearts combinations.
+    """
+
+    predictor: str
+    qs: feat.FeatureSpec
+    hearts: feat.FeatureSpec
+    qs_selected: tuple[int, ...] = ()
+    hearts_selected: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.predictor not in PREDICTORS:
+            raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {self.predictor!r}")
+        if self.qs.n_atoms != feat.NUM_ATOMS_QS or self.hearts.n_atoms != feat.NUM_ATOMS_HEARTS:
+            raise ValueError(f"the Q♠ spec needs {feat.NUM_ATOMS_QS} atoms and the hearts spec "
+                             f"{feat.NUM_ATOMS_HEARTS}, got {self.qs.n_atoms} and {self.hearts.n_atoms}")
+        object.__setattr__(self, "qs_selected", tuple(int(i) for i in self.qs_selected))
+        object.__setattr__(self, "hearts_selected", tuple(int(i) for i in self.hearts_selected))
+        if self.predictor != "combined":
+            if self.qs_selected or self.hearts_selected:
+                raise ValueError(f"only the combined predictor selects features, not {self.predictor!r}")
+            return
+        for name, sel, spec in (("qs_selected", self.qs_selected, self.qs),
+                                ("hearts_selected", self.hearts_selected, self.hearts)):
+            if list(sel) != sorted(set(sel)) or (sel and not 0 <= sel[0] <= sel[-1] < spec.num_features):
+                raise ValueError(f"{name} must be distinct ascending feature indices in [0, {spec.num_features})")
+        if not self.qs_selected and not self.hearts_selected:
+            raise ValueError("the combined predictor needs selected features")
+
+    @property
+    def value_high(self) -> float:
+        return RANGE[self.predictor]
+
+    @property
+    def num_features(self) -> int:
+        """The length of the weight vector."""
+        if self.predictor == "qs":
+            return self.qs.num_features
+        if self.predictor == "hearts":
+            return self.hearts.num_features
+        return len(self.qs_selected) + len(self.hearts_selected)
+
+    @property
+    def num_slots(self) -> int:
+        """M, the length of :func:`features_fn`'s arrays."""
+        if self.predictor == "qs":
+            return self.qs.num_slots
+        if self.predictor == "hearts":
+            return self.hearts.num_slots
+        return self.qs.num_slots + self.hearts.num_slots
+
+    def names(self, index: int) -> str:
+        """Feature ``index`` of the weight vector in words (its atoms ANDed)."""
+        if self.predictor == "qs":
+            return feat.combination_names(index, feat.ATOM_NAMES_QS, include=self.qs)
+        if self.predictor == "hearts":
+            return feat.combination_names(index, feat.ATOM_NAMES_HEARTS, include=self.hearts)
+        if index < len(self.qs_selected):
+            return "[Q♠] " + feat.combination_names(self.qs_selected[index], feat.ATOM_NAMES_QS, include=self.qs)
+        index -= len(self.qs_selected)
+        return "[hearts] " + feat.combination_names(self.hearts_selected[index], feat.ATOM_NAMES_HEARTS,
+                                                    include=self.hearts)
+
+
+def _lookup(selected: tuple[int, ...], size: int, offset: int) -> np.ndarray:
+    """int32 [size]: the weight of each combination (``offset`` + its rank in ``selected``), -1
+    for the combinations not selected."""
+    table = np.full(size, -1, np.int32)
+    table[np.asarray(selected, np.int64)] = offset + np.arange(len(selected), dtype=np.int32)
+    return table
+
+
+@functools.lru_cache(maxsize=16)
+def features_fn(spec: ValueSpec) -> Callable[[State, Array], tuple[Array, Array]]:
+    """``features(state, seat) -> (indices int32 [M], valid bool [M])``: the active features
+    of ``state`` for ``seat`` (every hand read), M = ``spec.num_slots``."""
+    if spec.predictor == "qs":
+        return lambda state, seat: feat.active_indices(feat.atoms_qs(state, seat), include=spec.qs)
+    if spec.predictor == "hearts":
+        return lambda state, seat: feat.active_indices(feat.atoms_hearts(state, seat), include=spec.hearts)
+    qs_table = _lookup(spec.qs_selected, spec.qs.num_features, 0)
+    hearts_table = _lookup(spec.hearts_selected, spec.hearts.num_features, len(spec.qs_selected))
+
+    def features(state, seat):
+        qi, qv = feat.active_indices(feat.atoms_qs(state, seat), include=spec.qs)
+        hi, hv = feat.active_indices(feat.atoms_hearts(state, seat), include=spec.hearts)
+        qw = jnp.asarray(qs_table)[qi]
+        hw = jnp.asarray(hearts_table)[hi]
+        idx = jnp.concatenate([qw, hw])
+        valid = jnp.concatenate([qv & (qw >= 0), hv & (hw >= 0)])
+        return jnp.where(valid, idx, 0), valid
+
+    return features
+
+
+def _left(state: State, predictor: str) -> Array:
+    """bool []: a card the predictor counts is still in a hand."""
+    return jnp.any((state.owner >= 0) & jnp.asarray(_COUNTED[predictor]))
+
+
+def taken(state: State, seat: Array, predictor: str) -> Array:
+    """float32 []: the points of the predictor's kind ``seat`` has taken this hand."""
+    mine = (state.taken_by == seat) & jnp.asarray(_COUNTED[predictor])
+    return jnp.sum(jnp.where(mine, jnp.asarray(_POINTS), 0.0))
+
+
+def record(predictor: str) -> Callable[[State], Array]:
+    """``record(state) -> bool []``: a state the value is learned at: in play, between tricks
+    (no card on the table), a point of the predictor's kind still in a hand."""
+    def rec(state):
+        return (state.leader >= 0) & jnp.all(state.trick < 0) & _left(state, predictor) & ~state.terminated
+    return rec
+
+
+def outcome(predictor: str) -> Callable[[State, Array], Array]:
+    """``outcome(final_state, seat) -> float32 []``: the points of the predictor's kind the
+    seat took in the hand (the moon not applied: training has it off)."""
+    return lambda state, seat: taken(state, seat, predictor)
+
+
+def _raw(weights: Array, idx: Array, valid: Array, high: float) -> Array:
+    margin = 1e-3   # the source's "0+" and "13-": the same cut as train.algos.linear_td's default
+    return jnp.clip(jnp.where(valid, weights[idx], 0.0).sum(), margin, high - margin)
+
+
+def to_come(spec: ValueSpec) -> Callable[[Array, State, Array], Array]:
+    """``to_come(weights, state, seat) -> float32 []``: the points the seat is predicted still
+    to take: the prediction for the hand minus what it took, at least 0; 0 once nothing of
+    the predictor's kind is left."""
+    features = features_fn(spec)
+
+    def points(weights, state, seat):
+        idx, valid = features(state, seat)
+        left = jnp.maximum(_raw(weights, idx, valid, spec.value_high) - taken(state, seat, spec.predictor), 0.0)
+        return jnp.where(_left(state, spec.predictor), left, 0.0)
+
+    return points
+
+
+@functools.lru_cache(maxsize=16)
+def value_fn(spec: ValueSpec):
+    """``value_fn(weights, state) -> float32 [4]`` for the trick search: minus each seat's
+    predicted points to come."""
+    points = to_come(spec)
+    return trick_maxn.per_seat(lambda w, s, seat: -points(w, s, seat))
+
+
+@functools.lru_cache(maxsize=16)
+def perfect_policy(spec: ValueSpec, env: Hearts) -> Policy:
+    """``policy(weights, state, key)``: max^n to the end of the trick with the learned value,
+    reading every hand (perfect information, as PIE)."""
+    return trick_maxn.trick_search_policy(env, value_fn(spec))
+
+
+@functools.lru_cache(maxsize=16)
+def imperfect_policy(spec: ValueSpec, env: Hearts, num_worlds: int = 20) -> Policy:
+    """``policy(weights, state, key)``: PIMC over ``num_worlds`` worlds dealt from the mover's
+    view (the source: 20), the learned trick search in each; honest; the passing rule of the
+    bots while passing."""
+    pimc = _pimc_policy(env, trick_maxn.trick_search_values(env, value_fn(spec)), num_worlds=num_worlds)
+
+    def policy(weights: Any, state: State, key: Array) -> Array:
+        passing = state.leader < 0
+        hand = state.owner == state.current_player.astype(state.owner.dtype)
+        pass_card = jnp.argmax(jnp.where(state.legal_action_mask, pass_scores(hand), -2))
+        return jnp.where(passing, pass_card, pimc(weights, state, key)).astype(jnp.int32)
+
+    return policy
+
+
+def top_features(weights, spec: ValueSpec, n: int) -> list[tuple[int, float, str]]:
+    """The ``n`` features of largest weight (most points predicted) then, if asked by a
+    negative ``n``, of smallest: ``[(index, weight, words)]``."""
+    w = np.asarray(weights)
+    order = np.argsort(-w, kind="stable") if n > 0 else np.argsort(w, kind="stable")
+    return [(int(i), float(w[i]), spec.names(int(i))) for i in order[:abs(n)]]
+
+
+def select_top(weights, count: int) -> tuple[int, ...]:
+    """The ``count`` indices of largest absolute weight (the source's "most useful features":
+    a feature that says a seat will not take the points weighs as much as one that says it
+    will), ascending; ties to the lower index."""
+    w = np.abs(np.asarray(weights, np.float64))
+    if not 0 <= count <= len(w):
+        raise ValueError(f"cannot select {count} of {len(w)} features")
+    order = np.argsort(-w, kind="stable")[:count]
+    return tuple(int(i) for i in np.sort(order))
+
+
+def combined_spec(qs: feat.FeatureSpec, hearts: feat.FeatureSpec, qs_weights, hearts_weights, *,
+                  top_qs: int, top_hearts: int) -> tuple[ValueSpec, np.ndarray]:
+    """The combined predictor over the top features of a Q♠ and a hearts predictor, and its
+    starting weights (each selected feature's learned weight: the sum of the two predictions,
+    as far as the selected features carry it)."""
+    qs_sel = select_top(qs_weights, min(top_qs, qs.num_features))
+    hearts_sel = select_top(hearts_weights, min(top_hearts, hearts.num_features))
+    spec = ValueSpec("combined", qs, hearts, qs_sel, hearts_sel)
+    start = np.concatenate([np.asarray(qs_weights, np.float32)[list(qs_sel)],
+                            np.asarray(hearts_weights, np.float32)[list(hearts_sel)]])
+    return spec, start
