@@ -344,8 +344,118 @@ result = holdem_play.play(MY_ACTIONS, sys.stdout, echo=True, opponent="agent", r
 print(f"your result: {result.total:+,.0f} chips over {result.hands} hands ({result.ended_by})")'''),
 ]
 
+HEARTS = [
+    md("# Hearts: Sturtevant & White's learned player, TD(λ) on AND-ed features, all in JAX\n\n"
+       "A linear value over AND-combinations of boolean atoms (\"we hold the Q♠\", \"left is void in "
+       "spades\" ...) read at the leaves of max^n over the rest of the current trick (\"Feature "
+       "construction for reinforcement learning in Hearts\", 2006). A `combined` run trains the Q♠ "
+       "predictor and the hearts predictor as two stages, keeps their features of largest weight and "
+       "trains on over those. Then the learned player plays honestly, inside PIMC (worlds dealt from "
+       "what its seat has seen), three seats against the rule bot. Rules: `docs/rules/hearts.md`; the "
+       "pipeline: `docs/hearts_training.md`."),
+    code(INSTALL),
+    code(RUNS_DIR),
+    md("## Train\nA small combined run: the stages of 2 rounds each, then 3 rounds of the combined "
+       "value, 4 updates of 8 self-play games a round, over AND-combinations of 1 and 2 atoms (a few "
+       "minutes on a 2-core CPU, mostly compiling; the `quick` preset, `python -m train.hearts`, "
+       "trains 9,600 games a phase). `JAXGAMES_NOTEBOOK_ARGS` adds flags of `python -m train.hearts` "
+       "(e.g. `--rounds 6`); `JAXGAMES_HEARTS_RUN` skips the training and plays a run trained earlier "
+       "(its folder, `runs/hearts/<run>`)."),
+    code('''import time
+from train import hearts as hearts_train
+from jaxgames.hearts.agent import AgentError, load_agent
+SMALL = ("--feature-sizes 1 2 --hearts-feature-sizes 1 2 --max-active 8 --stage-rounds 2 --rounds 3 "
+         "--updates-per-round 4 --games-per-update 8 --top-qs 400 --top-hearts 200 --eval-deals 2 "
+         "--final-eval-deals 4 --imperfect-deals 0").split()
+EXTRA = os.environ.get("JAXGAMES_NOTEBOOK_ARGS", "").split()
+if os.environ.get("JAXGAMES_HEARTS_RUN"):
+    RUN = pathlib.Path(os.environ["JAXGAMES_HEARTS_RUN"])
+    try:  # a folder that is not a finished Hearts run stops here with the reason
+        print("playing the run in", RUN, "(no training):", load_agent(RUN).name)
+    except AgentError as e:
+        raise SystemExit(f"JAXGAMES_HEARTS_RUN: {e}")
+else:
+    RUN_NAME = f"colab-{int(time.time())}"
+    summary = hearts_train.main(SMALL + ["--runs-dir", str(RUNS_DIR), "--run-name", RUN_NAME, "--no-progress"]
+                                + EXTRA)
+    RUN = RUNS_DIR / "hearts" / RUN_NAME'''),
+    md("## The learning curve\nPoints per hand of the learned player (perfect information, the trick "
+       "search on the real cards) against PIE after every round, over 14 seatings of the same deals "
+       "(lower is better; 6.5 is break-even), through the run's phases: the Q♠ stage, the hearts "
+       "stage, the combined value (`metrics.jsonl` of each)."),
+    code('''import io
+import matplotlib.pyplot as plt
+from IPython.display import Image, Markdown, display
+
+def rows(folder):
+    path = folder / "metrics.jsonl"
+    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.is_file() else []
+
+phases = [(f"{stage} stage", RUN / "stages" / "hearts" / stage) for stage in ("qs", "hearts")] + [("combined", RUN)]
+fig, ax = plt.subplots(figsize=(7.5, 4.5))
+done = 0
+for label, folder in phases:
+    r = rows(folder)
+    if not r:
+        continue
+    games = [done + x["games"] for x in r]
+    ax.plot(games, [x["points_learned_vs_pie"] for x in r], marker="o", label=f"learned ({label})")
+    ax.plot(games, [x["points_pie"] for x in r], marker="x", linestyle=":", color="grey",
+            label="PIE" if label == phases[-1][0] else None)
+    done = games[-1]
+ax.axhline(6.5, linestyle="--", color="k", linewidth=1)
+ax.set(xlabel="training games (all phases)", ylabel="points per hand (lower is better)",
+       title="The learned player against PIE")
+ax.legend(fontsize=8)
+png = io.BytesIO()
+fig.savefig(png, format="png", dpi=100, bbox_inches="tight")
+plt.close(fig)
+display(Image(data=png.getvalue()))
+if (RUN / "plots" / "td_error.png").is_file():
+    display(Image(filename=str(RUN / "plots" / "td_error.png")))'''),
+    md("## The report and the features the value weighs most\n`report.md`: the final evaluation against "
+       "PIE, the rule bot and random, then the features that predict the most points (each selected "
+       "feature is marked by the predictor it comes from)."),
+    code('''report = (RUN / "report.md").read_text().split("![")[0] if (RUN / "report.md").is_file() else ""
+display(Markdown(report.split("\\n## The 20 features that predict the fewest")[0]))'''),
+    md("## A hand: the agent in three seats against the rule bot\nStandard Hearts (passing, the 2♣ "
+       "leads, hearts broken), the moon on: the rule bot in seat 0, the agent in seats 1 to 3. The agent "
+       "is honest: at each card it deals worlds consistent with what its seat has seen (PIMC, the run's "
+       "`worlds`) and searches the trick in each with the learned value; it passes by the bots' rule "
+       "(the source's variant has no passing)."),
+    code('''import jax, jax.numpy as jnp
+import numpy as np
+from jaxgames.hearts import Hearts, bots, card_name, tricks
+env = Hearts(variant="standard")
+agent = load_agent(RUN, env=env)     # config.json, selection.npz and the newest checkpoint's weights
+rule = bots.make_bot(env, "rule")
+print(agent.name)
+policies = {0: jax.jit(rule.policy)}
+step = jax.jit(env.step)
+state, key, passes = env.init(jax.random.key(5)), jax.random.key(6), []
+while not bool(state.terminated):
+    key, k = jax.random.split(key)
+    seat = int(state.current_player)
+    action = int(policies[0](None, state, k)) if seat == 0 else agent.act(state, k)
+    if int(state.leader) < 0:            # passing
+        passes.append((seat, card_name(action)))
+    state = step(state, jnp.int32(action))
+WHO = ["rule (0)", "agent (1)", "agent (2)", "agent (3)"]
+for seat in range(4):
+    print(f"{WHO[seat]} passes", " ".join(c for s, c in passes if s == seat))
+for i, (leader, cards, taker) in enumerate(tricks(state)):
+    shown = ", ".join(f"{WHO[(leader + j) % 4]} {card_name(c)}" for j, c in enumerate(cards))
+    print(f"Trick {i + 1:2d}: {shown} -> {WHO[taker]}")
+points = [int(p) for p in np.asarray(state.points)]
+print("hand over, points:", ", ".join(f"{WHO[s]} {points[s]}" for s in range(4)),
+      f"(the agent's seats {sum(points[1:]) / 3:.2f} a seat, the rule bot {points[0]})")'''),
+    md("## Play the agent\nIn a terminal: `python -m jaxgames.hearts.play --opponent agent --run "
+       "runs/hearts/<run>` (you take one seat, the agent the three others; `--variant paper` for the "
+       "source's game, `--worlds N` for its worlds a card)."),
+]
+
 NOTEBOOKS = {"ten_half.ipynb": TEN_HALF, "game2048.ipynb": GAME2048, "hex.ipynb": HEX,
-             "holdem.ipynb": HOLDEM}
+             "holdem.ipynb": HOLDEM, "hearts.ipynb": HEARTS}
 
 
 def build(cells) -> dict:

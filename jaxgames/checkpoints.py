@@ -77,6 +77,8 @@ DAMAGED_PREFIX = "damaged-"
 META_KEYS = ("format_version", "step", "config")
 
 _FOLDERS = {"best": BEST, "latest": LATEST}
+#: the names of the parameters inside a training carry, in the order they are preferred
+_PARAMS_NAMES = ("average", "params", "weights")
 
 
 class CheckpointError(ValueError):
@@ -264,12 +266,12 @@ def read_params(step_dir: pathlib.Path, like: Any, *, fits: str = "the tree it i
 
 def params_path(carry: Any, like: Any) -> tuple | None:
     """Where in a saved carry the parameters of ``like``'s tree are: ``()`` when the carry is
-    the parameters (``best/``), else the shallowest node named ``average`` or ``params`` whose
-    tree, shapes and dtypes are ``like``'s (``checkpoints/``: the learner's model, not the
-    optimizer's copies of their shape, nor a league pool's stacked ones). ``average`` comes
-    first: it is the model that plays (the SGD iterate ``params`` itself unless the learner
-    averages); checkpoints written before it joined the carry hold ``params`` alone. None
-    when nothing fits."""
+    the parameters (``best/``), else the shallowest node named ``average``, ``params`` or
+    ``weights`` (a linear learner's, ``train.algos.linear_td``) whose tree, shapes and dtypes
+    are ``like``'s (``checkpoints/``: the learner's model, not the optimizer's copies of their
+    shape, nor a league pool's stacked ones). ``average`` comes first: it is the model that
+    plays (the SGD iterate ``params`` itself unless the learner averages); checkpoints written
+    before it joined the carry hold ``params`` alone. None when nothing fits."""
     if _fits(carry, like):
         return ()
     found = []
@@ -277,12 +279,12 @@ def params_path(carry: Any, like: Any) -> tuple | None:
     def walk(node, path):
         if isinstance(node, dict):
             for k, v in node.items():
-                if k in ("average", "params") and _fits(v, like):
+                if k in _PARAMS_NAMES and _fits(v, like):
                     found.append(path + (k,))
                 walk(v, path + (k,))
 
     walk(carry, ())
-    return min(found, key=lambda p: (len(p), p[-1] != "average")) if found else None
+    return min(found, key=lambda p: (len(p), _PARAMS_NAMES.index(p[-1]))) if found else None
 
 
 def _fits(node: Any, like: Any) -> bool:

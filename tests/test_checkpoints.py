@@ -71,7 +71,7 @@ def test_in_a_training_carry_the_model_is_the_average(run):
     assert_equal_trees(checkpoints.read_params(step_dir, LIKE), params(25.0))
 
 
-def test_params_path_prefers_the_shallowest_average_then_params():
+def test_params_path_prefers_the_shallowest_average_then_params_then_weights():
     p = params(1.0)
     assert checkpoints.params_path(p, LIKE) == ()
     carry = {"az": {"params": p, "average": p, "opt_state": [{"mu": p}], "pool": {"params": p}}}
@@ -79,6 +79,11 @@ def test_params_path_prefers_the_shallowest_average_then_params():
     del carry["az"]["average"]
     assert checkpoints.params_path(carry, LIKE) == ("az", "params")
     assert checkpoints.params_path({"other": {"w": jnp.zeros(2)}}, LIKE) is None
+    # a linear learner's weights (train.algos.linear_td's carry), after params
+    w = jax.ShapeDtypeStruct((3,), jnp.float32)
+    linear = {"weights": jnp.zeros(3), "games": jnp.int32(0), "updates": jnp.int32(0)}
+    assert checkpoints.params_path(linear, w) == ("weights",)
+    assert checkpoints.params_path({"params": jnp.ones(3), **linear}, w) == ("params",)
 
 
 def test_without_best_the_newest_checkpoint_and_not_a_cut_short_or_damaged_one(run):

@@ -28,6 +28,10 @@ TINY = {
                      "--rounds 1 --updates-per-round 1 --num-envs 16 --num-steps 4 --opponent-groups 4 "
                      "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 6 --lbr-hands 0 "
                      "--elo-deals 2"},
+    "hearts.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
+                     "--feature-sizes 1 --hearts-feature-sizes 1 --max-active 4 --stage-rounds 1 --rounds 1 "
+                     "--updates-per-round 1 --games-per-update 2 --top-qs 20 --top-hearts 20 --eval-deals 2 "
+                     "--final-eval-deals 2"},
 }
 
 
@@ -66,6 +70,15 @@ def test_notebook_runs(name, tmp_path):
         assert "round 1 (" in text and "(update 1, best parameters) vs the call bot: " in text
         assert "call bot (seat 0): call 50\nagent's probabilities: " in text and "hand over: " in text
         assert "against agent colab-" in text and "Computer (agent): " in text and "your result: " in text
+    if name == "hearts.ipynb":  # the curve and the TD error; the top features; a hand against the rule bot
+        assert len(images) == 2
+        markdown = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
+                           for o in c.get("outputs", []))
+        assert "features that predict the most points" in markdown and "fewest" not in markdown
+        text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                       for o in c.get("outputs", []))
+        assert "(combined predictor, update 1, PIMC " in text and "rule (0) passes " in text
+        assert "Trick 13: " in text and "hand over, points: " in text
 
 
 def test_notebook_with_unwritable_runs_dir_fails_clearly(tmp_path):
@@ -88,6 +101,13 @@ def test_holdem_notebook_with_a_wrong_run_folder_fails_clearly(tmp_path):
         run_notebook("holdem.ipynb", tmp_path, {"JAXGAMES_RUNS_DIR": str(tmp_path / "runs"),
                                                 "JAXGAMES_HOLDEM_RUN": str(tmp_path / "nowhere")})
     assert not list((tmp_path / "runs").glob("holdem/*"))  # nothing trained
+
+
+def test_hearts_notebook_with_a_wrong_run_folder_fails_clearly(tmp_path):
+    with pytest.raises(CellExecutionError, match="JAXGAMES_HEARTS_RUN: .*nowhere: no such run folder"):
+        run_notebook("hearts.ipynb", tmp_path, {"JAXGAMES_RUNS_DIR": str(tmp_path / "runs"),
+                                                "JAXGAMES_HEARTS_RUN": str(tmp_path / "nowhere")})
+    assert not list((tmp_path / "runs").glob("hearts/*"))  # nothing trained
 
 
 # -- the install cell (no kernel needed) --------------------------------------------------------

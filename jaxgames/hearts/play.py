@@ -3,12 +3,16 @@
     python -m jaxgames.hearts.play                      # standard Hearts, one hand, vs IIE
     python -m jaxgames.hearts.play --opponent rule --target-score 100 --seat 2
     python -m jaxgames.hearts.play --variant paper --no-moon --opponent pie
+    python -m jaxgames.hearts.play --opponent agent --run runs/hearts/quick-seed0
 
 The computer players are :mod:`jaxgames.hearts.bots`: ``iie`` (default: Monte Carlo over
 ``--worlds`` sampled deals, a max^n search of the trick in each; honest), ``pie`` (the same
 search on the real cards: it sees your hand, as the source's perfect-information expert),
-``rule`` (duck, dump the Q♠ and high hearts, lead low) or ``random``. Rules as implemented:
-docs/rules/hearts.md.
+``rule`` (duck, dump the Q♠ and high hearts, lead low) or ``random``; or ``agent``, the learned
+player of a ``python -m train.hearts`` run (``--opponent agent --run runs/hearts/<run>``:
+:func:`jaxgames.hearts.agent.load_agent` reads the run's config.json and its newest checkpoint;
+the learned trick search inside PIMC over ``--worlds`` sampled deals, honest; it passes by the
+bots' rule). Rules as implemented: docs/rules/hearts.md.
 
 Type a card (``QS``, ``Q♠``, ``10h``, ``th``) to play it; while passing, one card or several on
 one line (``QS AH KD``). ``show`` prints the table again, ``tricks`` the tricks of this hand,
@@ -18,8 +22,9 @@ shown, after each hand the points and the scores.
 The logic is importable: :class:`Session` takes any iterable of input lines and writes to any
 text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
 the end of input, Ctrl-C) is :class:`jaxgames.terminal.PlaySession`; here is what is Hearts':
-the table, cards, passing, ``show`` and ``tricks``, the tricks' and hands' reports. Bad flags end with one line and
-exit status 2 (argparse's ``error``, as ``python -m jaxgames.hex.play``).
+the table, cards, passing, ``show`` and ``tricks``, the tricks' and hands' reports. Bad flags, and a
+run folder that cannot be used (missing, not a Hearts run, no checkpoint, damaged files), end with
+one line and exit status 2 (argparse's ``error``, as ``python -m jaxgames.hex.play``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames.hearts.agent import AgentError, load_agent
 from jaxgames.hearts.bots import BOT_NAMES, DEFAULT_WORLDS, make_bot
 from jaxgames.hearts.cards import (
     HEARTS,
@@ -53,9 +59,13 @@ from jaxgames.hearts.cards import (
 )
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
-from jaxgames.terminal import PlaySession, exit_status, jitted, run_cli, seed_or_random
+from jaxgames.player import Player
+from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, jitted, run_cli, seed_or_random
 
 PROG = "python -m jaxgames.hearts.play"
+AGENT = "agent"
+#: who may sit at the three other seats: a bot, or a trained agent (needs a run folder)
+OPPONENTS = tuple(BOT_NAMES) + (AGENT,)
 _SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 HELP = """\
@@ -73,19 +83,22 @@ class Settings:
     """One game's options (the command line's flags)."""
 
     seat: int = 0                      # your seat, 0..3 (play goes 0 -> 1 -> 2 -> 3)
-    opponent: str = "iie"              # a name of jaxgames.hearts.bots.BOT_NAMES
-    worlds: int = DEFAULT_WORLDS       # iie's sampled worlds
+    opponent: str = "iie"              # a name of OPPONENTS: a bot of BOT_NAMES, or "agent"
+    worlds: int = DEFAULT_WORLDS       # iie's (and the agent's) sampled worlds
     variant: str = "standard"          # "standard" or "paper"
     moon: bool = True
     target_score: int | None = None    # None: one hand
     seed: int = 0                      # the deal and the computer's randomness
     ascii: bool = False                # QS rather than Q♠
+    run: str | None = None             # run folder of a trained agent (opponent "agent")
 
     def __post_init__(self):
         if self.seat not in range(NUM_PLAYERS):
             raise ValueError(f"seat must be 0, 1, 2 or 3, got {self.seat!r}")
-        if self.opponent not in BOT_NAMES:
-            raise ValueError(f"unknown opponent {self.opponent!r}; choose from {', '.join(BOT_NAMES)}")
+        if self.opponent not in OPPONENTS:
+            raise ValueError(f"unknown opponent {self.opponent!r}; choose from {', '.join(OPPONENTS)}")
+        if self.run is not None and self.opponent != AGENT:
+            raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {self.opponent!r}")
         if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or self.worlds < 1:
             raise ValueError(f"worlds must be an integer >= 1, got {self.worlds!r}")
 
@@ -107,6 +120,19 @@ def _env(variant: str, moon: bool, target_score: int | None) -> Hearts:
     return Hearts(variant=variant, moon=moon, target_score=target_score)
 
 
+def agent_opponent(settings: Settings, env: Hearts) -> Player:
+    """The trained agent of the run folder ``settings.run`` for ``env``
+    (:func:`jaxgames.hearts.agent.load_agent`, PIMC over ``settings.worlds`` worlds);
+    OpponentUnavailable, with the loader's one line, when it cannot be used."""
+    if not settings.run:
+        raise OpponentUnavailable("--opponent agent needs the run folder of a trained agent: "
+                                  "--run runs/hearts/<run>")
+    try:
+        return load_agent(settings.run, env=env, num_worlds=settings.worlds)
+    except AgentError as e:
+        raise OpponentUnavailable(str(e)) from None
+
+
 class Session(PlaySession):
     """One game between a person (typed lines) and three computer players, written to
     ``output``. ``state`` is the current position, ``actions`` the moves so far."""
@@ -115,11 +141,16 @@ class Session(PlaySession):
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False,
                  clock: Callable[[], float] = time.monotonic):
+        env = _env(settings.variant, settings.moon, settings.target_score)
+        # the agent first: a run folder that cannot be used stops before anything is said
+        if settings.opponent == AGENT:
+            self.opponent = agent_opponent(settings, env)   # all three seats
+        else:
+            options = {"num_worlds": settings.worlds} if settings.opponent == "iie" else {}
+            self.opponent = make_bot(env, settings.opponent, **options)   # all three seats
         super().__init__(settings, output, echo=echo, clock=clock)
-        self.env = _env(settings.variant, settings.moon, settings.target_score)
+        self.env = env
         self.human = settings.seat
-        options = {"num_worlds": settings.worlds} if settings.opponent == "iie" else {}
-        self.opponent = make_bot(self.env, settings.opponent, **options)   # all three seats
         self._step = jitted(self.env.step)
         self._key = jax.random.key(settings.seed)
         self.state = self.env.init(jax.random.fold_in(self._key, 0))
@@ -333,7 +364,8 @@ class Session(PlaySession):
         st = self.settings
         length = "one hand" if st.target_score is None else f"a game to {st.target_score} points"
         opponent = {"iie": f"iie (Monte Carlo, {st.worlds} worlds)",
-                    "pie": "pie (sees every card, your hand included)"}.get(st.opponent, st.opponent)
+                    "pie": "pie (sees every card, your hand included)",
+                    AGENT: self.opponent.name}.get(st.opponent, st.opponent)
         self._say(f"Hearts, {st.variant} variant, {length}, the moon {'on' if st.moon else 'off'}: "
                   f"you are seat {self.human}; the three others are {opponent}. Seed {st.seed}.")
         self._say("Lowest score wins. Type a card such as QS or 10h; help lists the commands.")
@@ -376,11 +408,15 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="Play Hearts in the terminal against three computer players.",
         epilog="In the game: a card such as QS (several while passing), show, tricks, help, quit "
                "(Ctrl-D also quits).")
-    p.add_argument("--opponent", choices=BOT_NAMES, default="iie",
+    p.add_argument("--opponent", choices=OPPONENTS, default="iie",
                    help="the computer players: iie (Monte Carlo + max^n, the default), pie (the same "
-                        "search on the real cards: it sees your hand), rule (rule-based) or random")
+                        "search on the real cards: it sees your hand), rule (rule-based), random; or "
+                        "agent (the learned player of a python -m train.hearts run; needs --run)")
+    p.add_argument("--run", metavar="RUN",
+                   help="with --opponent agent: the run folder, runs/hearts/<run> (its newest "
+                        "checkpoints/ step is loaded)")
     p.add_argument("--worlds", type=int, default=None, metavar="N",
-                   help=f"iie's sampled deals per move (default {DEFAULT_WORLDS}, as the source)")
+                   help=f"iie's or the agent's sampled deals per move (default {DEFAULT_WORLDS}, as the source)")
     p.add_argument("--seat", type=int, default=0, metavar="S",
                    help="your seat, 0 to 3 (default 0; play goes 0, 1, 2, 3)")
     p.add_argument("--variant", choices=VARIANTS, default="standard",
@@ -401,9 +437,14 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.seat not in range(NUM_PLAYERS):
         parser.error(f"argument --seat: must be 0, 1, 2 or 3, got {args.seat}")
+    if args.run is not None and args.opponent != AGENT:
+        parser.error("argument --run: only with --opponent agent")
+    if args.opponent == AGENT and not args.run:
+        parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
+                     "e.g. --run runs/hearts/quick-seed0")
     if args.worlds is not None:
-        if args.opponent != "iie":
-            parser.error("argument --worlds: only with --opponent iie")
+        if args.opponent not in ("iie", AGENT):
+            parser.error("argument --worlds: only with --opponent iie or agent")
         if args.worlds < 1:
             parser.error(f"argument --worlds: must be at least 1, got {args.worlds}")
     if args.target_score is not None and not 1 <= args.target_score <= MAX_TARGET_SCORE:
@@ -411,7 +452,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     seed = seed_or_random(args.seed)
     return Settings(seat=args.seat, opponent=args.opponent,
                     worlds=DEFAULT_WORLDS if args.worlds is None else args.worlds, variant=args.variant,
-                    moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii)
+                    moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii, run=args.run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,293 @@
+"""The learned player of a ``python -m train.hearts`` run folder, ready to play.
+
+    from jaxgames.hearts.agent import load_agent
+    agent = load_agent("runs/hearts/quick-seed0")        # or: env, policy, params = load_agent(...)
+    action = agent.act(state)                             # int: the agent's card (or pass) in ``state``
+    load_agent(run, env=Hearts(variant="standard"))       # the same weights in any Hearts env
+    load_agent(run, perfect=True)                         # the perfect-information trick search
+
+The player is the run's learned value (:mod:`jaxgames.hearts.learned`: a linear value over
+AND-combinations of the Q♠ and hearts atoms) at the leaves of max^n over the rest of the
+current trick, inside PIMC: :func:`jaxgames.hearts.learned.imperfect_policy` deals
+``num_worlds`` worlds from what the mover has seen (``sample_world``) and searches each, so
+the agent is *honest* (it reads only its seat's view; ``jaxgames.hearts.evaluate.honesty``
+measures 0). While cards are passed (the standard variant) it passes by the bots' rule (the
+source's player never passes: its variant has no passing). ``perfect=True`` gives
+:func:`~jaxgames.hearts.learned.perfect_policy` instead, the trick search on the real cards
+(the player the run trained and evaluated; it reads every hand, ``honest`` False, as PIE).
+
+The agent plays the env it is given (``env``; default the paper variant, the moon on, one
+hand: the source's imperfect-information test), any :class:`jaxgames.hearts.game.Hearts`:
+the standard variant with passing, games to a target score. The policies are built once per
+(value, env, worlds) in a process (one compile), so pass one env object for many agents.
+
+What it reads (checkpoints through :mod:`jaxgames.checkpoints`, the format training writes):
+
+- ``config.json``: ``predictor`` (``qs``, ``hearts`` or ``combined``), ``feature_sizes`` and
+  ``hearts_feature_sizes`` (the sizes of the AND-combinations of the 60 Q♠ and the 88 hearts
+  atoms), ``max_active`` (the cap on active atoms combined), and, where a config has it,
+  ``worlds`` (PIMC's worlds when ``num_worlds`` is not given; else 20, the source's); its
+  ``game`` (where a config has one) must be ``hearts``;
+- for a ``combined`` run, ``selection.npz``: ``qs_selected`` and ``hearts_selected``, the
+  ascending indices of the Q♠ and hearts combinations the combined value keeps (int arrays;
+  read without pickle);
+- the weights, ``float32 [F]`` with F the value's number of features, from the newest
+  ``checkpoints/<step>/`` (``which="latest"``, the only choice: a Hearts run keeps no
+  ``best/``): the whole training carry (``train.algos.linear_td.LinearTDCarry``), of which only
+  ``carry.weights`` is read; a checkpoint whose weights do not have F entries is refused, not
+  misread, as is one saved by a run of another value.
+
+The stages of a combined run (``<run>/stages/hearts/qs``, ``.../hearts``) are run folders of
+their own: ``load_agent`` plays them too.
+
+Every expected failure raises :class:`AgentError` (a ``ValueError``), one line naming the path
+and what is wrong: no such folder, no ``config.json``, a config of another game, without a
+field the agent needs or with a bad value, a missing or unreadable ``selection.npz``, no
+checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or
+that does not fit the value the config describes. Library code: nothing here imports the
+training pipeline (the value is rebuilt from config.json's fields alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import pathlib
+import zipfile
+from typing import Any, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.hearts import features as feat
+from jaxgames.hearts import learned
+from jaxgames.hearts.game import Hearts
+from jaxgames.player import Player
+from jaxgames.run_folder import one_line, read_config_json
+from jaxgames.terminal import jitted  # one jit per policy in a process, shared with the play CLI
+
+GAME = "hearts"
+#: what ``which`` may name: the newest checkpoint (a Hearts run keeps no best/)
+WHICH = ("latest",)
+#: PIMC's worlds when neither ``num_worlds`` nor the config says (the source's)
+DEFAULT_WORLDS = 20
+#: the fields of config.json the agent needs (a Hearts run's config has them all)
+_HEARTS_FIELDS = ("predictor", "feature_sizes", "hearts_feature_sizes", "max_active")
+#: the largest AND-combination and cap training allows (train.hearts.Config.validate)
+_MAX_SIZE, _MAX_ACTIVE = 4, 24
+SELECTION = "selection.npz"
+_SELECTION_KEYS = ("qs_selected", "hearts_selected")
+
+
+class AgentError(ValueError):
+    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Agent(Player):
+    """A trained Hearts player: a :class:`jaxgames.player.Player` (``jaxgames.hearts.evaluate``,
+    the arena and ``jaxgames.hearts.play`` take it as one) with the run it comes from. Unpacks
+    as ``env, policy, params = agent``.
+
+    name:        how it is shown: the run, the predictor, the update and how it plays
+    policy:      arena policy ``policy(weights, state, key) -> int32 []``:
+                 ``learned.imperfect_policy(spec, env, num_worlds)``, or
+                 ``learned.perfect_policy(spec, env)`` with ``perfect``
+    params:      the weights, a jax ``float32 [spec.num_features]``
+    honest:      True (PIMC reads the seat's view only); False with ``perfect``
+    env:         the Hearts env the policy was built for
+    spec:        the :class:`jaxgames.hearts.learned.ValueSpec` (predictor, features, selection)
+    perfect:     the perfect-information trick search rather than PIMC
+    num_worlds:  PIMC's worlds a move (None with ``perfect``)
+    which:       ``"latest"``; checkpoint: the step folder read; step: its update; run_dir: the run
+    """
+
+    env: Hearts
+    spec: learned.ValueSpec
+    perfect: bool
+    num_worlds: int | None
+    which: str
+    run_dir: pathlib.Path
+    checkpoint: pathlib.Path
+    step: int
+
+    @property
+    def predictor(self) -> str:
+        return self.spec.predictor
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.env, self.policy, self.params))
+
+    def act(self, state, key: jax.Array | None = None) -> int:
+        """The agent's action in ``state`` (a state of ``env``, the agent to move), a Python int."""
+        key = jax.random.key(0) if key is None else key
+        return int(jitted(self.policy)(self.params, state, key))
+
+    def top_features(self, n: int = 10) -> list[tuple[int, float, str]]:
+        """``[(index, weight, words)]``: the ``n`` features of largest weight (most points
+        predicted), or with a negative ``n`` of smallest (:func:`learned.top_features`)."""
+        return learned.top_features(self.params, self.spec, n)
+
+
+def load_agent(run_dir: str | pathlib.Path, *, which: str = "latest", env: Hearts | None = None,
+               num_worlds: int | None = None, perfect: bool = False) -> Agent:
+    """The learned player of the run in ``run_dir`` (``runs/hearts/<run>``, or a stage of a
+    combined run) with its newest checkpoint's weights, playing ``env`` (default
+    :func:`default_env`: the paper variant, the moon on, one hand): inside PIMC over
+    ``num_worlds`` worlds (default: the config's ``worlds``, else 20), or with ``perfect`` the
+    trick search on the real cards. Raises :class:`AgentError` (see the module docstring) for
+    a folder that cannot be used; ValueError for bad arguments."""
+    if which not in WHICH:
+        raise ValueError(f"which must be one of {', '.join(WHICH)} (a Hearts run keeps no best/), got {which!r}")
+    env = default_env() if env is None else env
+    if not isinstance(env, Hearts):
+        raise ValueError(f"env must be a jaxgames.hearts Hearts env, got {env!r}")
+    if num_worlds is not None:
+        if perfect:
+            raise ValueError("num_worlds is for the PIMC player; perfect=True reads the real cards")
+        if isinstance(num_worlds, (bool, np.bool_)) or not isinstance(num_worlds, (int, np.integer)) \
+                or num_worlds < 1:
+            raise ValueError(f"num_worlds must be an integer >= 1, got {num_worlds!r}")
+    run = pathlib.Path(run_dir)
+    settings = read_config(run)
+    spec = value_spec(run, settings)
+    step_dir, weights = _read_weights(run, spec, settings)
+    step = int(step_dir.name)
+    if perfect:
+        worlds, policy = None, learned.perfect_policy(spec, env)
+        how = "perfect information"
+    else:
+        worlds = int(num_worlds if num_worlds is not None else settings.get("worlds", DEFAULT_WORLDS))
+        policy = learned.imperfect_policy(spec, env, worlds)
+        how = f"PIMC {worlds} worlds"
+    name = f"agent {run.name} ({spec.predictor} predictor, update {step}, {how})"
+    return Agent(name=name, policy=policy, params=weights, honest=not perfect, env=env, spec=spec,
+                 perfect=perfect, num_worlds=worlds, which=which, run_dir=run, checkpoint=step_dir, step=step)
+
+
+@functools.lru_cache(maxsize=None)
+def default_env() -> Hearts:
+    """The env an agent plays when none is given: ``Hearts(variant="paper")`` (no passing, the
+    moon on, one hand; the source's imperfect-information test). One object per process, so
+    the agents built on it share their compiled policy."""
+    return Hearts(variant="paper")
+
+
+# -- the run folder ------------------------------------------------------------------------------
+
+
+def read_config(run: str | pathlib.Path) -> dict:
+    """``{"predictor", "feature_sizes", "hearts_feature_sizes", "max_active"}`` (sizes as
+    tuples) and ``"worlds"`` where the config has it, from ``run/config.json``, checked."""
+    run = pathlib.Path(run)
+    config = read_config_json(run, game=GAME, error=AgentError)
+    path = run / "config.json"
+    game = config.get("game")
+    if game is not None and game != GAME:
+        raise AgentError(f"{path} is the config of a {game} run, not a Hearts run; give a folder "
+                         f"written by python -m train.hearts")
+    missing = [k for k in _HEARTS_FIELDS if k not in config]
+    if missing:
+        parent = run.parent.name
+        other = f" (it sits in {parent}/: a {parent} run?)" if parent and parent != GAME else ""
+        raise AgentError(f"{path} is not the config of a Hearts run: it has no {', '.join(missing)}{other}; "
+                         f"give a folder written by python -m train.hearts")
+    predictor = config["predictor"]
+    if predictor not in learned.PREDICTORS:
+        raise AgentError(f"{path}: predictor must be one of {', '.join(learned.PREDICTORS)}, got {predictor!r}")
+    out = {"predictor": predictor}
+    for name in ("feature_sizes", "hearts_feature_sizes"):
+        sizes = config[name]
+        if not isinstance(sizes, list) or not sizes or not all(_is_int(s) and 1 <= s <= _MAX_SIZE for s in sizes):
+            raise AgentError(f"{path}: {name} must be a list of sizes from 1 to {_MAX_SIZE}, got {sizes!r}")
+        out[name] = tuple(int(s) for s in sizes)
+    active = config["max_active"]
+    if not _is_int(active) or not 1 <= active <= _MAX_ACTIVE:
+        raise AgentError(f"{path}: max_active must be an integer from 1 to {_MAX_ACTIVE}, got {active!r}")
+    out["max_active"] = int(active)
+    if "worlds" in config:
+        worlds = config["worlds"]
+        if not _is_int(worlds) or worlds < 1:
+            raise AgentError(f"{path}: worlds must be an integer >= 1, got {worlds!r}")
+        out["worlds"] = int(worlds)
+    return out
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def value_spec(run: str | pathlib.Path, settings: dict) -> learned.ValueSpec:
+    """The run's :class:`~jaxgames.hearts.learned.ValueSpec` from :func:`read_config`'s
+    ``settings``; for a combined run with the features of ``run/selection.npz``."""
+    run = pathlib.Path(run)
+    qs = feat.FeatureSpec(feat.NUM_ATOMS_QS, settings["feature_sizes"], settings["max_active"])
+    hearts = feat.FeatureSpec(feat.NUM_ATOMS_HEARTS, settings["hearts_feature_sizes"], settings["max_active"])
+    if settings["predictor"] != "combined":
+        return learned.ValueSpec(settings["predictor"], qs, hearts)
+    qs_selected, hearts_selected = _read_selection(run / SELECTION)
+    try:
+        return learned.ValueSpec("combined", qs, hearts, qs_selected, hearts_selected)
+    except ValueError as e:
+        raise AgentError(f"{run / SELECTION} does not fit config.json's features ({one_line(e)}): "
+                         f"the folder's files do not belong together") from None
+
+
+def _read_selection(path: pathlib.Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(qs_selected, hearts_selected)`` of a combined run's selection.npz."""
+    if not path.is_file():
+        raise AgentError(f"{path} is missing: a combined run writes the features it selected there "
+                         f"(the run stopped before its stages ended?); give another run")
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            missing = [k for k in _SELECTION_KEYS if k not in saved.files]
+            if missing:
+                raise AgentError(f"{path} is not a combined run's selection: it has no {', '.join(missing)}")
+            arrays = [saved[k] for k in _SELECTION_KEYS]
+    except AgentError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise AgentError(f"{path} is unreadable ({one_line(e)}): its file is damaged") from None
+    out = []
+    for key, a in zip(_SELECTION_KEYS, arrays):
+        if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
+            raise AgentError(f"{path}: {key} must be a 1-D integer array, got {a.dtype} {a.shape}")
+        out.append(tuple(int(i) for i in a))
+    return out[0], out[1]
+
+
+# -- reading the checkpoint ----------------------------------------------------------------------
+
+
+def _read_weights(run: pathlib.Path, spec: learned.ValueSpec, settings: dict) -> tuple[pathlib.Path, jax.Array]:
+    """The newest step folder and the weights in it, ``float32 [spec.num_features]``."""
+    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
+
+    resume = f"train it further (python -m train.hearts --resume --run-name {run.name}) or give another run"
+    try:
+        step_dir = checkpoints.find_step(run, ("latest",))
+    except checkpoints.CheckpointError as e:
+        raise AgentError(f"{e} (the run stopped before its first round ended); {resume}") from None
+    like = jax.ShapeDtypeStruct((spec.num_features,), jnp.float32)
+    where = (f"the {spec.num_features:,} weights of the {spec.predictor} value that {run / 'config.json'}"
+             + (f" and {SELECTION}" if spec.predictor == "combined" else "") + " describe")
+    try:
+        saved = checkpoints.read_meta(step_dir).get("config")
+        if isinstance(saved, dict):
+            theirs = {k: tuple(saved[k]) if isinstance(saved[k], list) else saved[k]
+                      for k in _HEARTS_FIELDS if k in saved}
+            ours = {k: settings[k] for k in theirs}
+            if theirs != ours:
+                diff = ", ".join(f"{k} {theirs[k]!r}" for k in theirs if theirs[k] != ours[k])
+                raise AgentError(f"checkpoint {step_dir} was saved by a run with {diff}, but config.json "
+                                 f"says otherwise: the folder's files do not belong together")
+        return step_dir, checkpoints.read_params(step_dir, like, fits=where)
+    except checkpoints.OtherFormatError as e:
+        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
+    except checkpoints.CheckpointError as e:
+        raise AgentError(str(e)) from None
+
+
+__all__ = ["Agent", "AgentError", "DEFAULT_WORLDS", "WHICH", "default_env", "load_agent", "read_config",
+           "value_spec"]
