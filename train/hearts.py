@@ -72,12 +72,16 @@ class Config(RunConfig):
     imperfect_deals: int = 2
     """Deals (x 14 seatings) of the learned player inside PIMC against IIE and against the rule
     bot at the end, the moon on (0: none)."""
+    worlds: int = 20
+    """Worlds the learned player (and IIE) deal and search per move under imperfect information
+    (the source: 20)."""
 
     def validate(self) -> None:
         super().validate()
         if self.predictor not in lib.learned.PREDICTORS:
             raise ValueError(f"predictor must be one of {', '.join(lib.learned.PREDICTORS)}, got {self.predictor!r}")
-        for name in ("games_per_update", "updates_per_round", "rounds", "stage_rounds", "top_qs", "top_hearts"):
+        for name in ("games_per_update", "updates_per_round", "rounds", "stage_rounds", "top_qs", "top_hearts",
+                     "worlds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("eval_deals", "final_eval_deals"):

@@ -1,78 +1,67 @@
-"""The Hearts Q♠-predictor pipeline (python -m train.hearts): a tiny run end to end (the run
-folder, exact --resume), the value the search sees, CLI refusals in one line."""
+"""The Hearts pipeline (python -m train.hearts): a tiny combined run end to end (its two stages,
+the run folder, the PIMC evaluation, exact --resume in the combined phase), CLI refusals in one
+line. The values themselves: tests/hearts/test_learned.py."""
 
 import json
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxgames.hearts import features as feat
-from jaxgames.hearts.cards import QUEEN_OF_SPADES
 from one_line import assert_refused_in_one_line
 from train import hearts as hearts_train
 from train.games import hearts as lib
-from train.hearts import PRESETS, Config
+from train.hearts import PRESETS
 
-TINY = ["--rounds", "2", "--updates-per-round", "1", "--games-per-update", "4", "--eval-deals", "2",
-        "--final-eval-deals", "2", "--feature-sizes", "1", "2", "--max-active", "8", "--no-progress"]
+TINY = ["--rounds", "2", "--updates-per-round", "1", "--games-per-update", "2", "--eval-deals", "2",
+        "--final-eval-deals", "2", "--feature-sizes", "1", "--hearts-feature-sizes", "1", "--max-active", "4",
+        "--stage-rounds", "1", "--top-qs", "30", "--top-hearts", "20", "--imperfect-deals", "2", "--worlds", "2",
+        "--no-progress"]
 
 
 def read_rows(run):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_run_writes_everything_and_resumes_exactly(tmp_path):
+def test_combined_run_writes_everything_and_resumes_exactly(tmp_path):
     base = TINY + ["--runs-dir", str(tmp_path)]
     whole = hearts_train.main(base + ["--run-name", "whole"])
     run = tmp_path / "hearts" / "whole"
     saved = json.loads((run / "summary.json").read_text())
-    for k in ("points_per_hand_learned", "points_per_hand_expert", "points_per_hand_learned_vs_rule",
-              "points_per_hand_expert_rule", "points_per_hand_learned_vs_pie"):
+    keys = ["points_per_hand_learned", "points_per_hand_expert"] + [
+        f"points_per_hand_{who}_{name}" for who in ("learned_vs", "expert") for name in lib.EXPERTS] + [
+        f"points_per_hand_{who}_{name}" for who in ("pimc_vs", "expert_imperfect") for name in lib.IMPERFECT]
+    for k in keys:
         assert set(saved[k]) == {"mean", "ci95"}, k
-    assert saved["train_games"] == 2 * 1 * 4 and saved["features"] == 60 + 60 * 59 // 2
-    for name in lib.EXPERTS:   # the moon is off: 0 to 26 points a hand
-        assert 0.0 <= saved[f"points_per_hand_learned_vs_{name}"]["mean"] <= 26.0
-        assert 0.0 <= saved[f"points_per_hand_expert_{name}"]["mean"] <= 26.0
+        assert 0.0 <= saved[k]["mean"] <= 26.0, k        # one hand, moon off or on: 0 to 26 points
+    assert 0.0 <= saved["games_won_rate"] <= 1.0
+    # the stages: 2 games each, then the combined phase's 2 x 2; the top 30 of the 60 Q♠ atoms
+    # and the top 20 of the 88 hearts atoms
+    assert saved["train_games"] == 2 + 2 + 2 * 2 and saved["features"] == 30 + 20
+    assert saved["stage_qs"]["features"] == 60 and saved["stage_hearts"]["features"] == 88
+    selection = np.load(run / "selection.npz", allow_pickle=False)
+    assert len(selection["qs_selected"]) == 30 and len(selection["hearts_selected"]) == 20
+    assert np.all(np.diff(selection["qs_selected"]) > 0) and selection["hearts_selected"].max() < 88
+    for stage in lib.STAGES:
+        stage_run = run / "stages" / "hearts" / stage
+        assert json.loads((stage_run / "summary.json").read_text())["predictor"] == stage
+        assert [r["round"] for r in read_rows(stage_run)] == [1]
     rows = read_rows(run)
-    assert [r["round"] for r in rows] == [1, 2] and [r["games"] for r in rows] == [4, 8]
+    assert [r["round"] for r in rows] == [1, 2] and [r["games"] for r in rows] == [2, 4]
     assert all(r["ended"] == 1.0 for r in rows)
     report = (run / "report.md").read_text()
-    assert "features of largest weight" in report and report.count(" AND ") + report.count("| 1") > 0
-    assert len([l for l in report.splitlines() if l.startswith("| ") and "|" in l[2:]]) >= 20
+    assert "## Imperfect information" in report and "[Q♠] " in report and "[hearts] " in report
+    assert "stage qs" in report and "stage hearts" in report
     assert (run / "plots" / "learning_curve.png").stat().st_size > 5_000
-    # killed after round 1: the resumed run ends as the unbroken one
+    # killed after the combined phase's round 1: the resumed run ends as the unbroken one
     _, cfg = hearts_train.parse(PRESETS, base + ["--run-name", "killed"])
     assert hearts_train.train(cfg, stop_after_chunks=1) == {}
     resumed = hearts_train.main(base + ["--run-name", "killed", "--resume"])
     for k in whole:
         if k != "seconds":
-            assert resumed[k] == whole[k], k
+            assert (resumed[k] == whole[k]) if "stage" not in k else (
+                {a: b for a, b in resumed[k].items() if a != "seconds"}
+                == {a: b for a, b in whole[k].items() if a != "seconds"}), k
     assert read_rows(tmp_path / "hearts" / "killed") == rows
-
-
-def test_the_search_value_and_the_recorded_states():
-    cfg = Config(feature_sizes=(1, 2), max_active=8)
-    env, spec, td = lib.env_of(cfg), lib.spec_of(cfg), lib.td_config(cfg)
-    state = env.init(jax.random.key(3))
-    value_fn = lib.make_value_fn(spec, td)
-    weights = jnp.full(spec.num_features, 100.0)     # every prediction clipped to 13-
-    v = np.asarray(value_fn(weights, state))
-    np.testing.assert_allclose(v, -(13.0 - td.clip_margin), rtol=1e-6)
-    assert bool(lib.record(state))                   # the first lead: between tricks, Q♠ out
-    after = env.step(state, jnp.argmax(state.legal_action_mask))
-    assert not bool(lib.record(after))               # a card on the table
-    gone = state.replace(owner=state.owner.at[QUEEN_OF_SPADES].set(-1),
-                         taken_by=state.taken_by.at[QUEEN_OF_SPADES].set(2))
-    assert not bool(lib.record(gone))
-    np.testing.assert_array_equal(np.asarray(value_fn(weights, gone)), 0.0)   # taken: nothing to come
-    assert [float(lib.outcome(gone, s)) for s in range(4)] == [0.0, 0.0, 13.0, 0.0]
-    idx, valid = lib.make_features(spec)(state, 0)
-    assert idx.shape == (spec.num_slots,) and int(valid.sum()) <= spec.num_slots
-    atoms = feat.atoms_qs(state, 0)
-    want = feat.active_indices(atoms, include=spec)
-    np.testing.assert_array_equal(np.asarray(idx), np.asarray(want[0]))
 
 
 @pytest.mark.parametrize("argv, line", [
@@ -82,6 +71,9 @@ def test_the_search_value_and_the_recorded_states():
     (["--eval-deals", "1"], "eval_deals must be >= 2"),
     (["--max-active", "61"], "max_active must be from 1 to 24"),
     (["--feature-sizes", "5"], "feature_sizes must be sizes from 1 to 4"),
+    (["--predictor", "spades"], "predictor must be one of qs, hearts, combined"),
+    (["--imperfect-deals", "1"], "imperfect_deals must be 0 or >= 2"),
+    (["--top-qs", "0"], "top_qs must be >= 1"),
 ])
 def test_bad_flags_are_one_line(argv, line, tmp_path, capsys):
     assert_refused_in_one_line(hearts_train.main, argv, line, tmp_path, capsys, game="hearts",

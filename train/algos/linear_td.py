@@ -299,8 +299,7 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
          features: Callable[[Any, Any], tuple[Array, Array]], record: Callable[[Any], Array],
          outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
          games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
-         opponent_policy: Callable[[Array, Any, Array], Array] | None = None,
-         initial_weights: Array | None = None):
+         opponent_policy: Callable[[Array, Any, Array], Array] | None = None):
     """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
     knowing nothing of the game.
 
@@ -312,9 +311,7 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     ``overflow``) and its ``outcome`` make one sequence; :func:`batch_update` learns every
     sequence of the batch from the same weights (backwards, TD(λ)).
 
-    ``num_slots``: M, the length of ``features``' arrays. ``initial_weights`` (float32
-    [num_features]): the weights to start from instead of the source's random ones (e.g. a
-    predictor built from other predictors' features). The carry is a
+    ``num_slots``: M, the length of ``features``' arrays. The carry is a
     :class:`LinearTDCarry`; ``params(carry)`` is the weights; the learner's policy is ``policy``.
     Metrics per update: ``outcome`` (mean over learning seats and games), ``abs_td_error``
     (mean |G_t - V_t| over recorded states), ``records`` (mean per sequence), ``overflow``
@@ -334,14 +331,8 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     if len(seats) == env.num_players:
         opponent_policy = None
 
-    if initial_weights is not None:
-        initial_weights = jnp.asarray(initial_weights, jnp.float32)
-        if initial_weights.shape != (num_features,):
-            raise ValueError(f"initial_weights must have shape ({num_features},), got {initial_weights.shape}")
-
     def init(key):
-        weights = init_weights(key, num_features) if initial_weights is None else initial_weights
-        return LinearTDCarry(weights=weights, games=jnp.int32(0), updates=jnp.int32(0))
+        return LinearTDCarry(weights=init_weights(key, num_features), games=jnp.int32(0), updates=jnp.int32(0))
 
     def play(weights, key):
         return play_and_record(env, weights, key, policy=policy, opponent_policy=opponent_policy,

@@ -20,7 +20,7 @@ and moves by the learned search, the other three are PIE. Each update plays
 updates; after every round the learned player is evaluated against PIE over ``eval_deals``
 deals x 14 seatings (``jaxgames.hearts.evaluate``). At the end: against PIE, the rule-based
 bot and random over ``final_eval_deals`` deals x 14 seatings (perfect information), then, for
-the run's own predictor, the learned player inside PIMC (20 worlds, honest) against IIE and
+the run's own predictor, the learned player inside PIMC (``worlds`` worlds, honest) against IIE and
 the rule-based bot over ``imperfect_deals`` deals x 14 seatings with the moon on (the source's
 imperfect-information test).
 """
@@ -56,7 +56,6 @@ MAX_RECORDS = 13
 #: steps of a paper-variant hand: 52 cards, no passing
 MAX_STEPS = 52
 TOP_FEATURES = 20
-WORLDS = 20
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,24 +74,35 @@ def base_spec(config, predictor: str | None = None) -> learned.ValueSpec:
                                               config.max_active))
 
 
-def td_config(config, spec: learned.ValueSpec) -> linear_td.LinearTDConfig:
-    return linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=config.lam,
-                                    lr_scale=config.lr_scale)
-
-
 def learner(config, spec: learned.ValueSpec, initial_weights=None):
+    """The TD(λ) learner of ``spec``; from ``initial_weights`` (float32 [F]) instead of the
+    source's random ones when given (the combined player's start)."""
+    base = _learner(spec, config.games_per_update, config.opponent, config.lam, config.lr_scale)
+    if initial_weights is None:
+        return base
+    weights = jax.numpy.asarray(initial_weights, jax.numpy.float32)
+    if weights.shape != (spec.num_features,):
+        raise ValueError(f"initial weights must have shape ({spec.num_features},), got {weights.shape}")
+    return dataclasses.replace(base, init=lambda key: base.init(key).replace(weights=weights))
+
+
+@functools.lru_cache(maxsize=8)
+def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam: float, lr_scale: float):
+    """One learner per setting, so that a run's phases and a resumed run reuse its compiled
+    update (the driver compiles one chunk per update function)."""
     env = env_of()
     policy = learned.perfect_policy(spec, env)
-    if config.opponent == "self":
-        seats, opponent = None, None
+    if opponent == "self":
+        seats, opponent_policy = None, None
     else:
         pie = bots_lib.make_bot(env, "pie").policy
-        seats, opponent = (0,), (lambda w, s, k: pie(None, s, k))
-    return linear_td.make(td_config(config, spec), env, num_features=spec.num_features, num_slots=spec.num_slots,
+        seats, opponent_policy = (0,), (lambda w, s, k: pie(None, s, k))
+    cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale)
+    return linear_td.make(cfg, env, num_features=spec.num_features, num_slots=spec.num_slots,
                           max_records=MAX_RECORDS, features=learned.features_fn(spec),
                           record=learned.record(spec.predictor), outcome=learned.outcome(spec.predictor),
-                          policy=policy, games_per_update=config.games_per_update, max_steps=MAX_STEPS,
-                          learning_seats=seats, opponent_policy=opponent, initial_weights=initial_weights)
+                          policy=policy, games_per_update=games_per_update, max_steps=MAX_STEPS,
+                          learning_seats=seats, opponent_policy=opponent_policy)
 
 
 def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=EXPERTS) -> dict:
@@ -107,14 +117,14 @@ def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=
     return out
 
 
-def evaluate_imperfect(spec: learned.ValueSpec, weights, key, deals: int) -> dict:
-    """The learned player inside PIMC (honest, 20 worlds) against IIE and the rule-based bot,
-    the moon on: ``{expert: MatchResult}``."""
+def evaluate_imperfect(spec: learned.ValueSpec, weights, key, deals: int, worlds: int) -> dict:
+    """The learned player inside PIMC (honest, ``worlds`` worlds) against IIE (as many worlds)
+    and the rule-based bot, the moon on: ``{expert: MatchResult}``."""
     env = env_of(moon=True)
-    policy = learned.imperfect_policy(spec, env, WORLDS)
+    policy = learned.imperfect_policy(spec, env, worlds)
     out = {}
     for i, name in enumerate(IMPERFECT):
-        expert = bots_lib.make_bot(env, name)
+        expert = bots_lib.make_bot(env, name, **({"num_worlds": worlds} if name == "iie" else {}))
         out[name] = eval_lib.evaluate(env, [policy, expert.policy], jax.random.fold_in(key, i), deals=deals,
                                       params=[weights, None], names=["learned (PIMC)", name])
     return out
@@ -133,7 +143,7 @@ def _stages(config, rundir) -> tuple[learned.ValueSpec, np.ndarray, dict]:
     weights, summaries = {}, {}
     for stage in STAGES:
         exists = (root / GAME / stage / "config.json").is_file()
-        summary, w = _train(_stage_config(config, stage, root, resume=exists))
+        summary, w = _train(_stage_config(config, stage, root, resume=exists), stage=True)
         weights[stage], summaries[stage] = w, summary
     base = base_spec(config, "qs")
     spec, start = learned.combined_spec(base.qs, base.hearts, weights["qs"], weights["hearts"],
@@ -149,7 +159,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     return summary
 
 
-def _train(config, *, stop_after_chunks: int | None = None) -> tuple[dict, np.ndarray | None]:
+def _train(config, *, stop_after_chunks: int | None = None, stage: bool = False) -> tuple[dict, np.ndarray | None]:
     start = time.time()
     train_key = jax.random.key(config.seed)
     init_key, eval_key = jax.random.split(jax.random.fold_in(train_key, 2**31 - 1))
@@ -196,9 +206,12 @@ def _train(config, *, stop_after_chunks: int | None = None) -> tuple[dict, np.nd
             return {}, None
 
         weights = to_host(wired.params(result.carry))
-        results = evaluate_against(spec, weights, jax.random.fold_in(eval_key, 2**30), config.final_eval_deals)
+        # a stage's own figure is against PIE alone: the run's player is the combined one
+        experts = EXPERTS[:1] if stage else EXPERTS
+        results = evaluate_against(spec, weights, jax.random.fold_in(eval_key, 2**30), config.final_eval_deals,
+                                   experts=experts)
         imperfect = (evaluate_imperfect(spec, weights, jax.random.fold_in(eval_key, 2**30 + 1),
-                                        config.imperfect_deals) if config.imperfect_deals else {})
+                                        config.imperfect_deals, config.worlds) if config.imperfect_deals else {})
         stage_games = sum(s["train_games"] for s in stage_summaries.values())
         summary = {"predictor": spec.predictor, "features": spec.num_features, "max_active": config.max_active,
                    "train_games": num_updates * config.games_per_update + stage_games,
@@ -276,7 +289,7 @@ def report(config, spec, summary: dict, results: dict, imperfect: dict, weights)
         "seatings (the paper variant, moon off); points per hand, lower is better (6.5 is break-even); "
         "mean ± 95% interval.\n\n" + table(results))
     if imperfect:
-        text += (f"\n## Imperfect information\n\nThe learned player inside PIMC ({WORLDS} worlds dealt from "
+        text += (f"\n## Imperfect information\n\nThe learned player inside PIMC ({config.worlds} worlds dealt from "
                  f"what it has seen, the learned trick search in each) against each expert over "
                  f"{config.imperfect_deals} deals x 14 seatings, the moon on (the source's test).\n\n"
                  + table(imperfect))
