@@ -46,7 +46,7 @@ class Config(RunConfig):
     max_active: int = 16
     """At most this many active atoms of each atom set are combined (the first by atom index;
     later ones dropped)."""
-    stage_rounds: int = 4
+    stage_rounds: int = 2
     """Rounds of each stage (the Q♠ and the hearts predictor) of a combined run."""
     top_qs: int = 10_000
     """Features the combined player takes from the Q♠ predictor (the source: 10,000)."""
@@ -56,8 +56,8 @@ class Config(RunConfig):
     """Games played in parallel (vmap) with one set of weights; their TD(λ) steps are summed."""
     updates_per_round: int = 25
     """Updates per round (one jitted chunk); an evaluation and a checkpoint after each round."""
-    rounds: int = 12
-    """Rounds."""
+    rounds: int = 3
+    """Rounds (of the combined phase, for a combined run)."""
     opponent: str = "self"
     """self: every seat plays the learned search and learns; pie: seat 0 learns against three PIE."""
     lam: float = 0.75
@@ -65,9 +65,9 @@ class Config(RunConfig):
     lr_scale: float = 416.0
     """Step of a state: 1 / (lr_scale x its active features). The source's 13 is for one game at
     a time; the games of an update are summed, so the default is 13 x 32 games."""
-    eval_deals: int = 10
+    eval_deals: int = 4
     """Deals (x 14 seatings) against PIE and against the rule bot after every round."""
-    final_eval_deals: int = 50
+    final_eval_deals: int = 20
     """Deals (x 14 seatings) against PIE, the rule bot and random at the end: the summary's figures."""
     imperfect_deals: int = 2
     """Deals (x 14 seatings) of the learned player inside PIMC against IIE and against the rule
@@ -104,14 +104,19 @@ class Config(RunConfig):
             raise ValueError(f"max_active must be from 1 to 24, got {self.max_active}")
 
 
-# Sized from measured speed (docs/hearts_training.md): self-play training about 41 games/s and
-# the evaluation about 16-22 hands/s on the 2-core CPU (games of 32, the default features).
+# Sized from measured speed (docs/hearts_training.md; 2-core Zen 5, with another run sharing the
+# cores: halve these times for a quiet machine): training 23 games/s for the Q♠ or the hearts
+# predictor and 11 for the combined one (twice the features a seat), the perfect-information
+# evaluation 15-20 hands/s, the learned player inside PIMC (20 worlds) 0.8 hands/s.
 PRESETS = {
-    # 12 rounds x 25 updates x 32 games = 9,600 games; 10 deals x 14 seatings against each expert
-    # after every round, 50 at the end
-    "quick": Config(),
-    # 40 rounds x 100 updates x 32 games = 128,000 games; 20 deals a round, 100 at the end
-    "full": Config(rounds=40, updates_per_round=100, eval_deals=20, final_eval_deals=100),
+    # stages of 2 x 25 updates x 32 games (1,600 games each), then 3 x 25 x 32 = 2,400 games of the
+    # combined player; 4 deals x 14 seatings against PIE after every round, 20 at the end against
+    # PIE, the rule bot and random, 2 deals x 14 in PIMC against IIE and the rule bot
+    "quick": Config(stage_rounds=2, rounds=3, eval_deals=4, final_eval_deals=20, imperfect_deals=2),
+    # stages of 20 x 50 x 32 (32,000 games each), then 30 x 50 x 32 = 48,000 games of the combined
+    # player; 10 deals a round, 100 at the end (the issue's 1,400 hands), 20 in PIMC
+    "full": Config(stage_rounds=20, rounds=30, updates_per_round=50, eval_deals=10, final_eval_deals=100,
+                   imperfect_deals=20),
 }
 
 
