@@ -358,7 +358,7 @@ HEARTS = [
     md("## Train\nA small combined run: the stages of 2 rounds each, then 3 rounds of the combined "
        "value, 4 updates of 8 self-play games a round, over AND-combinations of 1 and 2 atoms (a few "
        "minutes on a 2-core CPU, mostly compiling; the `quick` preset, `python -m train.hearts`, "
-       "trains 9,600 games a phase). `JAXGAMES_NOTEBOOK_ARGS` adds flags of `python -m train.hearts` "
+       "trains stages of 1,600 games and 2,400 games of the combined player). `JAXGAMES_NOTEBOOK_ARGS` adds flags of `python -m train.hearts` "
        "(e.g. `--rounds 6`); `JAXGAMES_HEARTS_RUN` skips the training and plays a run trained earlier "
        "(its folder, `runs/hearts/<run>`)."),
     code('''import time

@@ -28,8 +28,9 @@ TINY = {
                      "--rounds 1 --updates-per-round 1 --num-envs 16 --num-steps 4 --opponent-groups 4 "
                      "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 6 --lbr-hands 0 "
                      "--elo-deals 2"},
+    # the Q♠ predictor alone: the combined run with its stages is tests/train/test_train_hearts.py's
     "hearts.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
-                     "--feature-sizes 1 --hearts-feature-sizes 1 --max-active 4 --stage-rounds 1 --rounds 1 "
+                     "--predictor qs --feature-sizes 1 --hearts-feature-sizes 1 --max-active 4 --stage-rounds 1 --rounds 1 "
                      "--updates-per-round 1 --games-per-update 2 --top-qs 20 --top-hearts 20 --eval-deals 2 "
                      "--final-eval-deals 2"},
 }
@@ -77,7 +78,7 @@ def test_notebook_runs(name, tmp_path):
         assert "features that predict the most points" in markdown and "fewest" not in markdown
         text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                        for o in c.get("outputs", []))
-        assert "(combined predictor, update 1, PIMC " in text and "rule (0) passes " in text
+        assert "(qs predictor, update 1, PIMC " in text and "rule (0) passes " in text
         assert "Trick 13: " in text and "hand over, points: " in text
 
 
