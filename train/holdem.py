@@ -42,6 +42,10 @@ class Config(RunConfig):
     """Hold'em PPO (Trinal-Clip) from one seat against anchors and the K best pool models, a
     duplicate evaluation against the baselines after every round."""
 
+    # the final evaluation's sizes change no training: --resume of a finished run with other
+    # sizes evaluates its agent again (e.g. a longer LBR)
+    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"final_eval_deals", "lbr_hands"}
+
     network: str = "small"
     """The network's size: small (trains on a CPU) or source (AlphaHoldem's, about 8.6M
     parameters, for accelerators)."""

@@ -36,7 +36,8 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     saved = json.loads((run / "summary.json").read_text())
     for name in lib.BASELINES:
         assert set(saved[f"mbb_vs_{name}"]) == {"mean", "ci95"}
-    assert set(saved["lbr_mbb"]) == {"mean", "ci95"}
+    for k in ("lbr_mbb", "lbr_mbb_equity_bot", "lbr_mbb_random_bot"):   # the yardsticks: the same run's
+        assert set(saved[k]) == {"mean", "ci95"}, k
     # always-fold loses its blinds: the agent wins between 0 and 1,000 mbb/hand against it
     assert 0 < saved["mbb_vs_fold"]["mean"] <= 1000
     assert saved["hands_trained"] > 0 and saved["decisions_trained"] == 2 * 2 * 16 * 4
@@ -44,7 +45,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert [r["round"] for r in rows] == [1, 2] and [r["generation"] for r in rows] == [0, 1]
     assert rows[-1]["hands"] == saved["hands_trained"]
     report = (run / "report.md").read_text()
-    assert "Local best response" in report and "Trinal-Clip" in report
+    assert "Local best response" in report and "Trinal-Clip" in report and "against the equity bot" in report
     assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
     for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000
@@ -57,6 +58,11 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
             assert resumed[k] == whole[k], k
     strip = lambda rs: [{k: v for k, v in r.items() if "second" not in k} for r in rs]  # noqa: E731
     assert strip(read_rows(tmp_path / "holdem" / "killed")) == strip(rows)
+    # a finished run resumed: nothing trained again, its agent evaluated again to the same figures
+    again = holdem_train.main(base + ["--run-name", "whole", "--resume"])
+    assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in whole.items() if k != "seconds"}
+    assert strip(read_rows(run)) == strip(rows)
+    assert {"final_eval_deals", "lbr_hands"} <= Config.RUN_ONLY_FIELDS   # may change there: evaluation only
 
 
 def _config(**changes):

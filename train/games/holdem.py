@@ -199,6 +199,9 @@ def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bo
 #: LBR's winnings against the equity and the random bot, mbb/hand (bench.holdem_bots,
 #: docs/holdem_eval.md): the plots' reference lines
 LBR_EQUITY_BOT, LBR_RANDOM_BOT = 14_102, 11_190
+#: the bots LBR also plays at the end, over the agent's hands and deals: the issue's yardsticks,
+#: measured in the same run
+LBR_REFERENCE_BOTS = ("equity", "random")
 #: LBR deals per jitted batch: LBR weighs the agent's probabilities for every hand the
 #: opponent may hold (1,326 network evaluations a decision), so a batch's memory grows with
 #: it (64 deals: 3.8 GB at the peak; 32: 2.4 GB, measured)
@@ -312,6 +315,12 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             lbr = local_best_response(env, agent, params, jax.random.fold_in(eval_key, 2**31 - 3),
                                       hands=config.lbr_hands)
             summary["lbr_mbb"] = {"mean": lbr["mean"], "ci95": lbr["ci95"]}
+            lbr["bots"] = {}
+            for name in LBR_REFERENCE_BOTS:   # the same deals (key) as the agent's
+                r = local_best_response(env, bots_lib.make_bot(env, name), None,
+                                        jax.random.fold_in(eval_key, 2**31 - 3), hands=config.lbr_hands)
+                summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
+                lbr["bots"][name] = r
         ratings = league_lib.elo_list(to_host(result.carry.pool))
         summary.update({
             "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
@@ -396,8 +405,9 @@ def report(config, summary, rows, ratings, final, lbr) -> str:
     if lbr is not None:
         text += (f"\nLocal best response against the agent: **{lbr['mean']:+,.0f} ± {lbr['ci95']:,.0f}** mbb/hand "
                  f"over {lbr['hands']:,} hands (LBR on the button {lbr['seat_mean'][0]:+,.0f}, in the big blind "
-                 f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale: LBR wins about 14,100 "
-                 f"against the equity bot and 11,200 against the random bot (docs/holdem_eval.md).\n")
+                 f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale, LBR over the same deals "
+                 "wins " + " and ".join(f"{r['mean']:+,.0f} ± {r['ci95']:,.0f} against the {name} bot"
+                                        for name, r in lbr["bots"].items()) + ".\n")
     text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"], table)
              + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n"
              + ("![LBR](plots/lbr.png)\n\n" if any("lbr_mbb" in r for r in rows) else "")
