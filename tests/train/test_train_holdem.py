@@ -45,7 +45,8 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert [r["round"] for r in rows] == [1, 2] and [r["generation"] for r in rows] == [0, 1]
     assert rows[-1]["hands"] == saved["hands_trained"]
     report = (run / "report.md").read_text()
-    assert "Local best response" in report and "Trinal-Clip" in report and "against the equity bot" in report
+    assert "Local best response" in report and "against the equity bot" in report
+    assert "the plain clipped PPO loss" in report   # the presets' loss (docs/lab/holdem.md)
     assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
     for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000
