@@ -4,7 +4,7 @@ response.
 
     python -m train.holdem                         # quick (6 min on a 2-core Zen 5, <= 15 on slower CPUs)
     python -m train.holdem --preset full           # <= 2 h on a 2-core CPU
-    python -m train.holdem --loss ppo --run-name plain   # plain clipped PPO, for comparison
+    python -m train.holdem --loss trinal --run-name trinal   # the source's Trinal-Clip loss (the presets: plain PPO)
 
 The source (Zhao et al., AAAI 2022): card and action tensors in, a pseudo-Siamese network,
 PPO whose loss also clips the ratio of negative advantages (δ1 = 3) and the value target (the
