@@ -15,13 +15,16 @@ Three predictors, as the source's section 2:
   active hearts combinations that were selected; learned at the states between tricks while a
   point is still in a hand; cut to (0, 26).
 
-Each predictor learns the seat's points *in the whole hand* (the source: "how many hearts we
-would take within a game"; the atoms say how many it took already). The search wants the
-points *still to come*: a leaf's value is minus (the prediction minus the points the seat has
-taken, at least 0), and 0 once no point of the predictor's kind is left in a hand; the trick's
-own rewards (minus the points taken in it) are added by the search, so every seat minimises
-the points of the trick plus the points it expects later. The same value stands for the
-opponents (the source's).
+Each predictor's output is the seat's points *in the whole hand* (the source: "how many hearts
+we would take within a game"): the points it has taken so far plus the weights' sum
+(``train.algos.linear_td``'s ``offset``), cut to the range, so the weights learn the points
+*still to come*. The search wants those: a leaf's value is minus (the output minus the points
+taken, at least 0), and 0 once no point of the predictor's kind is left in a hand; the
+trick's own rewards (minus the points taken in it) are added by the search, so every seat
+minimises the points of the trick plus the points it expects later. (With the taken points
+left to the weights, a player whose weights had not learned them was indifferent to taking
+points: the points of a trick came back as points no longer to come; measured, docs/lab/hearts.md.)
+The same value stands for the opponents (the source's).
 
 A :class:`ValueSpec` is everything static about a learned value (hashable: the policies
 below are built once per spec and env); the weights are the policies' ``params``.
@@ -47,7 +50,7 @@ from jaxgames.search.pimc import pimc_policy as _pimc_policy
 
 Array = jax.Array
 
-__all__ = ["PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "outcome",
+__all__ = ["PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "offset", "outcome",
            "perfect_policy", "record", "select_top", "taken", "to_come", "top_features", "value_fn"]
 
 PREDICTORS = ("qs", "hearts", "combined")
@@ -188,21 +191,25 @@ def outcome(predictor: str) -> Callable[[State, Array], Array]:
     return lambda state, seat: taken(state, seat, predictor)
 
 
-def _raw(weights: Array, idx: Array, valid: Array, high: float) -> Array:
-    margin = 1e-3   # the source's "0+" and "13-": the same cut as train.algos.linear_td's default
-    return jnp.clip(jnp.where(valid, weights[idx], 0.0).sum(), margin, high - margin)
+def offset(predictor: str) -> Callable[[State, Array], Array]:
+    """``offset(state, seat) -> float32 []``: the known part of the output, the points of the
+    predictor's kind the seat has taken (``train.algos.linear_td``'s ``offset``)."""
+    return lambda state, seat: taken(state, seat, predictor)
 
 
 def to_come(spec: ValueSpec) -> Callable[[Array, State, Array], Array]:
     """``to_come(weights, state, seat) -> float32 []``: the points the seat is predicted still
-    to take: the prediction for the hand minus what it took, at least 0; 0 once nothing of
-    the predictor's kind is left."""
+    to take: the output (the points taken plus the weights' sum, cut to the range, as
+    training reads it) minus the points taken, at least 0; 0 once nothing of the predictor's
+    kind is left."""
     features = features_fn(spec)
+    margin = 1e-3   # the source's "0+" and "13-": the same cut as train.algos.linear_td's default
 
     def points(weights, state, seat):
         idx, valid = features(state, seat)
-        left = jnp.maximum(_raw(weights, idx, valid, spec.value_high) - taken(state, seat, spec.predictor), 0.0)
-        return jnp.where(_left(state, spec.predictor), left, 0.0)
+        have = taken(state, seat, spec.predictor)
+        out = jnp.clip(have + jnp.where(valid, weights[idx], 0.0).sum(), margin, spec.value_high - margin)
+        return jnp.where(_left(state, spec.predictor), jnp.maximum(out - have, 0.0), 0.0)
 
     return points
 

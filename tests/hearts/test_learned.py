@@ -66,9 +66,14 @@ def test_points_to_come_subtract_what_was_taken(state):
     np.testing.assert_allclose(v, [-(13 - MARGIN)] * 2 + [-(10 - MARGIN)] + [-(13 - MARGIN)], rtol=1e-6)
     every = take(state, [card(r, HEARTS) for r in range(13)], seat=1)   # no heart left: nothing to come
     np.testing.assert_array_equal(np.asarray(learned.value_fn(s)(weights, every)), 0.0)
-    # a prediction below what was taken comes to 0, not below
+    # the weights' sum is what is still to come: the points taken are the output's known part
     small = jnp.zeros(s.num_features)
     assert float(learned.to_come(s)(small, three, 2)) == 0.0
+    idx, valid = learned.features_fn(s)(three, 2)
+    first = int(np.asarray(idx)[np.asarray(valid)][0])
+    two = small.at[first].set(2.0)
+    np.testing.assert_allclose(float(learned.to_come(s)(two, three, 2)), 2.0, rtol=1e-6)
+    assert float(learned.offset("hearts")(three, 2)) == 3.0 and float(learned.offset("qs")(three, 2)) == 0.0
     # the Q♠ predictor: nothing to come once the Q♠ is taken, however many hearts are out
     q = spec("qs")
     gone = take(state, [QUEEN_OF_SPADES], seat=3)

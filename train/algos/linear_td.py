@@ -51,6 +51,12 @@ games of one batch step share their weights (as if played in parallel), not one 
 
 ``present bool [T]`` marks the real rows of a padded sequence: other rows neither update nor
 take part in the recursion (the last *present* row gets ``final_return``), wherever they are.
+
+**A known part of the value** (``offset float32 [T]``, default 0): each state's value is
+``offset_t`` plus its active weights' sum, then clipped; the weights learn the rest. When the
+outcome is the game's total (e.g. the points a player takes in a hand) and part of it is
+already known at a state (the points taken so far), the weights then learn what is still to
+come, which is what a search adds to the rewards still to be collected.
 """
 
 from __future__ import annotations
@@ -148,7 +154,7 @@ def _overlaps(indices: Array, valid: Array) -> Array:
 
 
 def backward_pass(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                  *, cfg: LinearTDConfig, overlap: Array | None = None) -> BackwardPass:
+                  *, cfg: LinearTDConfig, overlap: Array | None = None, offset: Array | None = None) -> BackwardPass:
     """One game's backward TD(λ) pass from ``weights`` (the module's docstring).
 
     Args:
@@ -160,6 +166,7 @@ def backward_pass(weights: Array, indices: Array, valid: Array, present: Array, 
       overlap:  float32 [T, T] or None: the states' shared features (``_overlaps``), when the
         caller knows them more cheaply (AND-combinations of atoms: from the atoms); computed
         from ``indices`` when None. Wrong overlaps give wrong values: the caller's to get right.
+      offset:   float32 [T] or None: each state's known part of the value (module docstring).
 
     Returns a :class:`BackwardPass` (coefficients, values, targets, errors, each [T]).
     """
@@ -168,6 +175,9 @@ def backward_pass(weights: Array, indices: Array, valid: Array, present: Array, 
     chex.assert_shape(present, indices.shape[:1])
     valid = valid & present[:, None]
     start = raw_value(weights, indices, valid)                            # [T] at the pass's start
+    if offset is not None:
+        chex.assert_shape(offset, present.shape)
+        start = start + jnp.asarray(offset, jnp.float32)
     overlap = _overlaps(indices, valid) if overlap is None else jnp.asarray(overlap, jnp.float32)
     chex.assert_shape(overlap, (indices.shape[0], indices.shape[0]))   # [T, T]
     active = valid.sum(axis=-1).astype(jnp.float32)
@@ -198,32 +208,36 @@ def _scatter(weights: Array, indices: Array, valid: Array, coef: Array) -> Array
 
 
 def backward_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                    *, cfg: LinearTDConfig, overlap: Array | None = None) -> Array:
+                    *, cfg: LinearTDConfig, overlap: Array | None = None, offset: Array | None = None) -> Array:
     """float32 [F]: ``weights`` after one game's backward TD(λ) pass (:func:`backward_pass`;
     shapes there)."""
-    bp = backward_pass(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap)
+    bp = backward_pass(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap, offset=offset)
     return _scatter(weights, indices, valid & present[:, None], bp.coef)
 
 
 def batch_deltas(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                 *, cfg: LinearTDConfig, overlap: Array | None = None) -> BackwardPass:
+                 *, cfg: LinearTDConfig, overlap: Array | None = None, offset: Array | None = None) -> BackwardPass:
     """Every game's backward pass from the same ``weights``: ``indices`` int32 [B, T, M],
     ``valid`` bool [B, T, M], ``present`` bool [B, T], ``final_return`` float32 [B],
-    ``overlap`` float32 [B, T, T] or None; a :class:`BackwardPass` of [B, T] arrays."""
+    ``overlap`` float32 [B, T, T] or None, ``offset`` float32 [B, T] or None; a
+    :class:`BackwardPass` of [B, T] arrays."""
+    if offset is None:
+        offset = jnp.zeros(present.shape, jnp.float32)
     if overlap is None:
-        return jax.vmap(lambda i, v, p, r: backward_pass(weights, i, v, p, r, cfg=cfg))(
-            indices, valid, present, final_return)
-    return jax.vmap(lambda i, v, p, r, o: backward_pass(weights, i, v, p, r, cfg=cfg, overlap=o))(
-        indices, valid, present, final_return, overlap)
+        return jax.vmap(lambda i, v, p, r, c: backward_pass(weights, i, v, p, r, cfg=cfg, offset=c))(
+            indices, valid, present, final_return, offset)
+    return jax.vmap(lambda i, v, p, r, o, c: backward_pass(weights, i, v, p, r, cfg=cfg, overlap=o, offset=c))(
+        indices, valid, present, final_return, overlap, offset)
 
 
 def batch_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                 *, cfg: LinearTDConfig, overlap: Array | None = None) -> tuple[Array, BackwardPass]:
+                 *, cfg: LinearTDConfig, overlap: Array | None = None,
+                 offset: Array | None = None) -> tuple[Array, BackwardPass]:
     """``(weights float32 [F], the passes)``: a batch of games (shapes in :func:`batch_deltas`)
     learned at once: each game's pass starts from ``weights`` and the games' deltas are summed
     into one update (one scatter-add), so games of one batch share weights, as if played in
     parallel."""
-    bp = batch_deltas(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap)
+    bp = batch_deltas(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap, offset=offset)
     return _scatter(weights, indices, valid & present[..., None], bp.coef), bp
 
 
@@ -244,6 +258,7 @@ class Recorded:
     indices: chex.Array   # int32 [B, P, T, M]
     valid: chex.Array     # bool [B, P, T, M]
     present: chex.Array   # bool [B, P, T]
+    offset: chex.Array    # float32 [B, P, T]  each state's known part of the value
     outcome: chex.Array   # float32 [B, P]
     overflow: chex.Array  # bool [B]  more than T states were marked (the later ones dropped)
     ended: chex.Array     # bool [B]  the game ended within max_steps
@@ -251,13 +266,13 @@ class Recorded:
 
 def play_and_record(env, weights, key, *, policy, opponent_policy, features, record, outcome,
                     learning_seats: tuple[int, ...], max_records: int, max_steps: int,
-                    num_slots: int) -> Recorded:
+                    num_slots: int, offset=None) -> Recorded:
     """One game from ``env.init``: every seat in ``learning_seats`` moves by ``policy(weights,
     state, key)``, the others by ``opponent_policy(weights, state, key)`` (the same weights:
     self-play when it is ``policy``); at each state where ``record(state)`` is true (before the
     move), each learning seat's ``features(state, seat) -> (indices [M], valid [M])`` goes into
-    the next of ``max_records`` rows. ``outcome(final_state, seat)`` is each learning seat's
-    return. A ``lax.scan`` of ``max_steps`` steps (a finished game stays as it is)."""
+    the next of ``max_records`` rows, with ``offset(state, seat)`` (float32 [], 0 when None).
+    ``outcome(final_state, seat)`` is each learning seat's return. A ``lax.scan`` of ``max_steps`` steps (a finished game stays as it is)."""
     init_key, play_key = jax.random.split(key)
     state = env.init(init_key)
     seats = jnp.asarray(learning_seats, jnp.int32)
@@ -265,10 +280,11 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
     learning = jnp.zeros(env.num_players, jnp.bool_).at[seats].set(True)
     rows = (jnp.zeros((num_seats, max_records, num_slots), jnp.int32),
             jnp.zeros((num_seats, max_records, num_slots), jnp.bool_),
-            jnp.zeros((num_seats, max_records), jnp.bool_))
+            jnp.zeros((num_seats, max_records), jnp.bool_),
+            jnp.zeros((num_seats, max_records), jnp.float32))
 
     def step(carry, k):
-        state, (idx, val, pres), count, over = carry
+        state, (idx, val, pres, off), count, over = carry
         live = ~(state.terminated | state.truncated)
         mark = live & record(state)
         fi, fv = jax.vmap(lambda s: features(state, s))(seats)            # [P, M]
@@ -277,6 +293,9 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
         idx = jnp.where(write, idx.at[:, slot].set(fi.astype(jnp.int32)), idx)
         val = jnp.where(write, val.at[:, slot].set(fv), val)
         pres = jnp.where(write, pres.at[:, slot].set(True), pres)
+        if offset is not None:
+            known = jax.vmap(lambda s: jnp.asarray(offset(state, s), jnp.float32))(seats)   # [P]
+            off = jnp.where(write, off.at[:, slot].set(known), off)
         over = over | (mark & (count >= max_records))
         count = count + mark.astype(jnp.int32)
         if opponent_policy is None:
@@ -286,12 +305,12 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
             action = jnp.where(mine, policy(weights, state, k), opponent_policy(weights, state, k))
         nxt = env.step(state, action.astype(jnp.int32))
         state = jax.tree_util.tree_map(lambda a, b: jnp.where(live, a, b), nxt, state)
-        return (state, (idx, val, pres), count, over), None
+        return (state, (idx, val, pres, off), count, over), None
 
     carry = (state, rows, jnp.int32(0), jnp.bool_(False))
-    (state, (idx, val, pres), _, over), _ = jax.lax.scan(step, carry, jax.random.split(play_key, max_steps))
+    (state, (idx, val, pres, off), _, over), _ = jax.lax.scan(step, carry, jax.random.split(play_key, max_steps))
     out = jax.vmap(lambda s: jnp.asarray(outcome(state, s), jnp.float32))(seats)
-    return Recorded(indices=idx, valid=val, present=pres, outcome=out, overflow=over,
+    return Recorded(indices=idx, valid=val, present=pres, offset=off, outcome=out, overflow=over,
                     ended=state.terminated | state.truncated)
 
 
@@ -299,7 +318,8 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
          features: Callable[[Any, Any], tuple[Array, Array]], record: Callable[[Any], Array],
          outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
          games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
-         opponent_policy: Callable[[Array, Any, Array], Array] | None = None):
+         opponent_policy: Callable[[Array, Any, Array], Array] | None = None,
+         offset: Callable[[Any, Any], Array] | None = None):
     """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
     knowing nothing of the game.
 
@@ -311,7 +331,8 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     ``overflow``) and its ``outcome`` make one sequence; :func:`batch_update` learns every
     sequence of the batch from the same weights (backwards, TD(λ)).
 
-    ``num_slots``: M, the length of ``features``' arrays. The carry is a
+    ``num_slots``: M, the length of ``features``' arrays. ``offset(state, seat) -> float32 []``:
+    the known part of a recorded state's value (module docstring; None: 0). The carry is a
     :class:`LinearTDCarry`; ``params(carry)`` is the weights; the learner's policy is ``policy``.
     Metrics per update: ``outcome`` (mean over learning seats and games), ``abs_td_error``
     (mean |G_t - V_t| over recorded states), ``records`` (mean per sequence), ``overflow``
@@ -337,13 +358,13 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     def play(weights, key):
         return play_and_record(env, weights, key, policy=policy, opponent_policy=opponent_policy,
                                features=features, record=record, outcome=outcome, learning_seats=seats,
-                               max_records=max_records, max_steps=max_steps, num_slots=num_slots)
+                               max_records=max_records, max_steps=max_steps, num_slots=num_slots, offset=offset)
 
     def update(carry, key):
         rec = jax.vmap(lambda k: play(carry.weights, k))(jax.random.split(key, games_per_update))
         seq = lambda x: x.reshape(-1, *x.shape[2:])                       # [B * P, ...]
         weights, bp = batch_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
-                                   seq(rec.outcome), cfg=cfg)
+                                   seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
         present = seq(rec.present)
         metrics = {
             "outcome": rec.outcome.mean(),

@@ -102,7 +102,8 @@ def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam:
                           max_records=MAX_RECORDS, features=learned.features_fn(spec),
                           record=learned.record(spec.predictor), outcome=learned.outcome(spec.predictor),
                           policy=policy, games_per_update=games_per_update, max_steps=MAX_STEPS,
-                          learning_seats=seats, opponent_policy=opponent_policy)
+                          learning_seats=seats, opponent_policy=opponent_policy,
+                          offset=learned.offset(spec.predictor))
 
 
 def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=EXPERTS) -> dict:

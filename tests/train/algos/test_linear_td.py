@@ -77,6 +77,34 @@ def test_one_backward_update_by_hand():
     np.testing.assert_allclose(bp.coef, [0.08125, 0.05, 0.3], atol=1e-6)
 
 
+def test_a_known_part_of_the_value_by_hand():
+    """The game above with offsets (1.0, 0.5, 0.0): each value is its offset plus the weights'
+    sum; the weights learn the rest.
+
+    t = 2: V = 0.4 + 0, G = 1, error 0.6, lr 1/2: w0, w3 += 0.3 -> (0.4, 0.2, -0.1, 0.6).
+    t = 1: V = 0.7 + 0.5 = 1.2, G = 0.25 * 0.4 + 0.75 * 1 = 0.85, error -0.35, lr 1/3:
+           w1, w2, w3 -= 0.35 / 3.
+    t = 0: V = 0.4 + (0.2 - 0.35 / 3) + 1.0, G = 0.25 * 1.2 + 0.75 * 0.85 = 0.9375, lr 1/2.
+    """
+    w = jnp.array([0.1, 0.2, -0.1, 0.3], jnp.float32)
+    indices = jnp.array([[0, 1, 0], [1, 2, 3], [0, 3, 0]], jnp.int32)
+    valid = jnp.array([[1, 1, 0], [1, 1, 1], [1, 1, 0]], bool)
+    present = jnp.ones(3, bool)
+    cfg = L.LinearTDConfig(value_low=-10.0, value_high=10.0, lam=0.75, lr_scale=1.0)
+    offset = jnp.array([1.0, 0.5, 0.0], jnp.float32)
+    bp = PASS(w, indices, valid, present, jnp.float32(1.0), cfg=cfg, offset=offset)
+    w1 = 0.2 - 0.35 / 3
+    v0 = 0.4 + w1 + 1.0
+    np.testing.assert_allclose(bp.values, [v0, 1.2, 0.4], atol=1e-6)
+    np.testing.assert_allclose(bp.targets, [0.9375, 0.85, 1.0], atol=1e-6)
+    new = UPDATE(w, indices, valid, present, jnp.float32(1.0), cfg=cfg, offset=offset)
+    step0 = (0.9375 - v0) / 2
+    np.testing.assert_allclose(new, [0.4 + step0, w1 + step0, -0.1 - 0.35 / 3, 0.6 - 0.35 / 3], atol=1e-6)
+    # a batch with one game and these offsets: the same update
+    batch, _ = BATCH(w, indices[None], valid[None], present[None], jnp.float32([1.0]), cfg=cfg, offset=offset[None])
+    np.testing.assert_allclose(batch, new, atol=1e-6)
+
+
 def test_the_sources_learning_rate():
     """Default lr_scale 13: one state with 4 active features moves by error / (13 * 4) each,
     so its value moves 1/13 of the way to the target."""
