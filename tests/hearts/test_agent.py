@@ -1,9 +1,9 @@
 """The learned player of a Hearts run folder (jaxgames.hearts.agent) and the terminal game
 against it (jaxgames.hearts.play --opponent agent).
 
-One tiny real run of ``python -m train.hearts`` (the Q♠ predictor over the 60 single atoms,
-one round of one update of 2 games) is trained once for the module; each test copies it before
-changing anything. A combined run's folder is made from a copy (its config, a selection.npz
+One run folder of ``python -m train.hearts`` (the Q♠ predictor over the 60 single atoms) is
+written once for the module by the pipeline's own RunDir and checkpointer, with hand-set
+weights; each test copies it before changing anything. A combined run's folder is made from a copy (its config, a selection.npz
 and a checkpoint of weights written by the training's own checkpointer), as training a real one
 (two stages first) would take minutes. Nothing depends on what the barely trained value
 plays: the tests check that the loaded agent is the run's (its weights, its value), that it
@@ -46,11 +46,22 @@ QS_SELECTED, HEARTS_SELECTED = (2, 7, 11), (0, 40)
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> pathlib.Path:
-    """A finished ``python -m train.hearts`` run (config.json and checkpoints/ written)."""
+    """A run folder as ``python -m train.hearts`` leaves it after one update (config.json by
+    the pipeline's RunDir, a LinearTDCarry checkpoint by its checkpointer), with hand-set
+    weights: training a real one costs a minute of compiles, and the notebook test loads the
+    agent of a really trained run (tests/test_notebooks.py)."""
     from train import hearts as train_hearts
+    from train.algos.linear_td import LinearTDCarry
+    from train.common import RunDir
 
     root = tmp_path_factory.mktemp("runs")
-    assert train_hearts.main(TINY + ["--runs-dir", str(root), "--run-name", "t"])
+    _, cfg = train_hearts.parse(train_hearts.PRESETS, TINY + ["--runs-dir", str(root), "--run-name", "t"])
+    weights = jnp.linspace(-1.0, 1.0, feat.NUM_ATOMS_QS, dtype=jnp.float32)   # the 60 single Q♠ atoms
+    with RunDir(cfg.runs_dir, "hearts", cfg, resume=False) as rundir:
+        saver, _ = rundir.open_checkpoints(keep=2)
+        saver.save(1, LinearTDCarry(weights=weights, games=jnp.int32(2), updates=jnp.int32(1)),
+                   jax.random.key(0), cfg.to_json())
+        saver.close()
     return root / "hearts" / "t"
 
 
