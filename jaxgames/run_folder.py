@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Sequence
 
 __all__ = ["listable", "one_line", "read_config_json"]
 
 
-def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exception]) -> dict:
+def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exception],
+                     fields: Sequence[str] = (), title: str | None = None) -> dict:
     """The JSON object in ``run/config.json`` of a ``python -m train.<game>`` run; ``error``
     (the loader's own class) with one line when there is no such folder, it is a file, it has
     no ``config.json`` (the runs it holds are listed, for a ``runs/<game>`` given instead of a
-    run), or the file is unreadable or not an object."""
+    run), the file is unreadable or not an object, it names another game (its ``game`` key), or
+    it lacks one of ``fields`` (the settings the loader needs). ``title``: the game's name in
+    the messages (default ``game``)."""
     run = pathlib.Path(run)
     trainer = f"python -m train.{game}"
     if not run.exists():
@@ -37,6 +41,17 @@ def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exceptio
         raise error(f"{path} is unreadable ({one_line(e)})") from None
     if not isinstance(config, dict):
         raise error(f"{path} is not a JSON object: not the config of a {trainer} run")
+    title = title or game
+    other = config.get("game")
+    if other is not None and other != game:
+        raise error(f"{path} is the config of a {other} run, not a {title} run; give a folder "
+                    f"written by {trainer}")
+    missing = [k for k in fields if k not in config]
+    if missing:
+        parent = run.parent.name
+        where = f" (it sits in {parent}/: a {parent} run?)" if parent and parent != game else ""
+        raise error(f"{path} is not the config of a {title} run: it has no {', '.join(missing)}{where}; "
+                    f"give a folder written by {trainer}")
     return config
 
 

@@ -181,18 +181,8 @@ def read_config(run: str | pathlib.Path) -> dict:
     """``{"predictor", "feature_sizes", "hearts_feature_sizes", "max_active"}`` (sizes as
     tuples) and ``"worlds"`` where the config has it, from ``run/config.json``, checked."""
     run = pathlib.Path(run)
-    config = read_config_json(run, game=GAME, error=AgentError)
+    config = read_config_json(run, game=GAME, error=AgentError, fields=_HEARTS_FIELDS, title="Hearts")
     path = run / "config.json"
-    game = config.get("game")
-    if game is not None and game != GAME:
-        raise AgentError(f"{path} is the config of a {game} run, not a Hearts run; give a folder "
-                         f"written by python -m train.hearts")
-    missing = [k for k in _HEARTS_FIELDS if k not in config]
-    if missing:
-        parent = run.parent.name
-        other = f" (it sits in {parent}/: a {parent} run?)" if parent and parent != GAME else ""
-        raise AgentError(f"{path} is not the config of a Hearts run: it has no {', '.join(missing)}{other}; "
-                         f"give a folder written by python -m train.hearts")
     predictor = config["predictor"]
     if predictor not in learned.PREDICTORS:
         raise AgentError(f"{path}: predictor must be one of {', '.join(learned.PREDICTORS)}, got {predictor!r}")

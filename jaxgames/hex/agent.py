@@ -134,14 +134,8 @@ def read_config(run: pathlib.Path) -> dict:
     pairs (``jaxgames.hex.network.size_options``), ``symmetric`` the run's ``eval_symmetry``
     (false where a config has none)."""
     run = pathlib.Path(run)
-    config = read_config_json(run, game="hex", error=AgentError)
+    config = read_config_json(run, game="hex", error=AgentError, fields=_HEX_FIELDS, title="Hex")
     path = run / "config.json"
-    missing = [k for k in _HEX_FIELDS if k not in config]
-    if missing:
-        game = run.parent.name
-        other = f" (it sits in {game}/: a {game} run?)" if game and game != "hex" else ""
-        raise AgentError(f"{path} is not the config of a Hex run: it has no "
-                         f"{', '.join(missing)}{other}; give a folder written by python -m train.hex")
     n, kind, search = config["board_size"], config["network"], config["search"]
     sims, eval_sims = config["simulations"], config.get("eval_simulations", 0)
     if not _is_int(n) or not MIN_SIZE <= n <= MAX_SIZE:

@@ -132,18 +132,8 @@ def read_config(run: pathlib.Path) -> dict:
     """``{"network", "tower"}`` from ``run/config.json``: the network's size and its tower
     kind (an empty ``tower`` resolved to the size's own)."""
     run = pathlib.Path(run)
-    config = read_config_json(run, game="holdem", error=AgentError)
+    config = read_config_json(run, game="holdem", error=AgentError, fields=_HOLDEM_FIELDS, title="hold'em")
     path = run / "config.json"
-    game = config.get("game")
-    if game is not None and game != GAME:
-        raise AgentError(f"{path} is the config of a {game} run, not a hold'em run; give a folder "
-                         f"written by python -m train.holdem")
-    missing = [k for k in _HOLDEM_FIELDS if k not in config]
-    if missing:
-        parent = run.parent.name
-        other = f" (it sits in {parent}/: a {parent} run?)" if parent and parent != GAME else ""
-        raise AgentError(f"{path} is not the config of a hold'em run: it has no "
-                         f"{', '.join(missing)}{other}; give a folder written by python -m train.holdem")
     size, tower = config["network"], config["tower"]
     if size not in net_lib.SIZES:
         raise AgentError(f"{path}: network must be one of {', '.join(net_lib.SIZES)}, got {size!r}")
