@@ -109,25 +109,24 @@ def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam:
 def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=EXPERTS) -> dict:
     """The learned player (perfect information) against each expert: ``{expert: MatchResult}``."""
     env = env_of()
-    policy = learned.perfect_policy(spec, env)
-    out = {}
-    for i, name in enumerate(experts):
-        expert = bots_lib.make_bot(env, name)
-        out[name] = eval_lib.evaluate(env, [policy, expert.policy], jax.random.fold_in(key, i), deals=deals,
-                                      params=[weights, None], names=["learned", name])
-    return out
+    return _matches(env, learned.perfect_policy(spec, env), "learned", weights, key, deals, experts, {})
 
 
 def evaluate_imperfect(spec: learned.ValueSpec, weights, key, deals: int, worlds: int) -> dict:
     """The learned player inside PIMC (honest, ``worlds`` worlds) against IIE (as many worlds)
     and the rule-based bot, the moon on: ``{expert: MatchResult}``."""
     env = env_of(moon=True)
-    policy = learned.imperfect_policy(spec, env, worlds)
+    return _matches(env, learned.imperfect_policy(spec, env, worlds), "learned (PIMC)", weights, key, deals,
+                    IMPERFECT, {"iie": {"num_worlds": worlds}})
+
+
+def _matches(env, policy, name, weights, key, deals, experts, options) -> dict:
+    """``policy`` (with ``weights``) against each expert bot over ``deals`` deals x 14 seatings."""
     out = {}
-    for i, name in enumerate(IMPERFECT):
-        expert = bots_lib.make_bot(env, name, **({"num_worlds": worlds} if name == "iie" else {}))
-        out[name] = eval_lib.evaluate(env, [policy, expert.policy], jax.random.fold_in(key, i), deals=deals,
-                                      params=[weights, None], names=["learned (PIMC)", name])
+    for i, expert in enumerate(experts):
+        bot = bots_lib.make_bot(env, expert, **options.get(expert, {}))
+        out[expert] = eval_lib.evaluate(env, [policy, bot.policy], jax.random.fold_in(key, i), deals=deals,
+                                        params=[weights, None], names=[name, expert])
     return out
 
 
