@@ -28,7 +28,7 @@ demo: $(VENV)/.installed
 # Two workers, one test module each at a time (module-scoped fixtures compile once): most of
 # the suite is XLA compilation, which runs on one core.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15
 
 # Every bench in bench/ once, at small settings (a smoke run of each, not the documented
 # figures): those come from each bench's defaults, `python -m bench.<name>` (--help lists its options).

@@ -85,7 +85,7 @@ from jaxgames.search.pimc import pimc_policy
 Array = jax.Array
 
 __all__ = ["BOT_NAMES", "DEFAULT_WORLDS", "TrickSearch", "evaluation", "iie_policy", "make_bot",
-           "pass_scores", "pie_policy", "rule_policy", "rule_scores", "trick_over", "trick_search",
+           "pass_action", "pass_scores", "pie_policy", "rule_policy", "rule_scores", "trick_over", "trick_search",
            "value_fn"]
 
 #: the names :func:`make_bot` knows
@@ -370,8 +370,9 @@ def pass_scores(hand: Array) -> Array:
     return jnp.where(hand, score, -1)
 
 
-def _pass_action(obs, legal: Array) -> Array:
-    return jnp.argmax(jnp.where(legal, pass_scores(obs.hand), -2)).astype(jnp.int32)
+def pass_action(hand: Array, legal: Array) -> Array:
+    """int32 []: the card the passing rule passes from ``hand`` (bool [52]), among ``legal``."""
+    return jnp.argmax(jnp.where(legal, pass_scores(hand), -2)).astype(jnp.int32)
 
 
 def rule_scores(obs, legal: Array) -> Array:
@@ -421,7 +422,7 @@ def _rule(env: Hearts):
         obs = env.observe(state, state.current_player)
         legal = state.legal_action_mask
         play = jnp.argmax(jnp.where(legal, rule_scores(obs, legal), jnp.iinfo(jnp.int32).min))
-        return jnp.where(_passing(obs), _pass_action(obs, legal), play).astype(jnp.int32)
+        return jnp.where(_passing(obs), pass_action(obs.hand, legal), play).astype(jnp.int32)
 
     return policy
 
@@ -459,7 +460,7 @@ def pie_policy(env: Hearts, *, search: str = "trick") -> Policy:
     def policy(params: Any, state: State, key: PRNGKey) -> Array:
         del params, key
         obs = env.observe(state, state.current_player)
-        return jnp.where(_passing(obs), _pass_action(obs, state.legal_action_mask), play(state)).astype(jnp.int32)
+        return jnp.where(_passing(obs), pass_action(obs.hand, state.legal_action_mask), play(state)).astype(jnp.int32)
 
     return policy
 
@@ -480,7 +481,7 @@ def iie_policy(env: Hearts, *, num_worlds: int = DEFAULT_WORLDS) -> Policy:
 
     def policy(params: Any, state: State, key: PRNGKey) -> Array:
         obs = env.observe(state, state.current_player)
-        return jnp.where(_passing(obs), _pass_action(obs, state.legal_action_mask),
+        return jnp.where(_passing(obs), pass_action(obs.hand, state.legal_action_mask),
                          pimc(params, state, key)).astype(jnp.int32)
 
     return policy

@@ -43,19 +43,22 @@ import numpy as np
 from jaxgames.core import Policy
 from jaxgames.hearts import features as feat
 from jaxgames.hearts import trick_maxn
-from jaxgames.hearts.bots import pass_scores
+from jaxgames.hearts.bots import pass_action
 from jaxgames.hearts.cards import HEARTS, NUM_CARDS, POINTS, QUEEN_OF_SPADES
 from jaxgames.hearts.game import Hearts, State
 from jaxgames.search.pimc import pimc_policy as _pimc_policy
 
 Array = jax.Array
 
-__all__ = ["PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "offset", "outcome",
+__all__ = ["CLIP_MARGIN", "PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "offset", "outcome",
            "perfect_policy", "record", "select_top", "taken", "to_come", "top_features", "value_fn"]
 
 PREDICTORS = ("qs", "hearts", "combined")
 #: each predictor's value range (points of the hand)
 RANGE = {"qs": 13.0, "hearts": 13.0, "combined": 26.0}
+#: the output is cut to [CLIP_MARGIN, range - CLIP_MARGIN]: the source's "0+" and "13-", so a
+#: search tells "will take it" from "has taken it"; training (``train.games.hearts``) cuts the same
+CLIP_MARGIN = 1e-3
 
 _HEART = np.arange(NUM_CARDS) % 4 == HEARTS
 _QS = np.arange(NUM_CARDS) == QUEEN_OF_SPADES
@@ -203,12 +206,11 @@ def to_come(spec: ValueSpec) -> Callable[[Array, State, Array], Array]:
     training reads it) minus the points taken, at least 0; 0 once nothing of the predictor's
     kind is left."""
     features = features_fn(spec)
-    margin = 1e-3   # the source's "0+" and "13-": the same cut as train.algos.linear_td's default
 
     def points(weights, state, seat):
         idx, valid = features(state, seat)
         have = taken(state, seat, spec.predictor)
-        out = jnp.clip(have + jnp.where(valid, weights[idx], 0.0).sum(), margin, spec.value_high - margin)
+        out = jnp.clip(have + jnp.where(valid, weights[idx], 0.0).sum(), CLIP_MARGIN, spec.value_high - CLIP_MARGIN)
         return jnp.where(_left(state, spec.predictor), jnp.maximum(out - have, 0.0), 0.0)
 
     return points
@@ -239,7 +241,7 @@ def imperfect_policy(spec: ValueSpec, env: Hearts, num_worlds: int = 20) -> Poli
     def policy(weights: Any, state: State, key: Array) -> Array:
         passing = state.leader < 0
         hand = state.owner == state.current_player.astype(state.owner.dtype)
-        pass_card = jnp.argmax(jnp.where(state.legal_action_mask, pass_scores(hand), -2))
+        pass_card = pass_action(hand, state.legal_action_mask)
         return jnp.where(passing, pass_card, pimc(weights, state, key)).astype(jnp.int32)
 
     return policy

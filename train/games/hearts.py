@@ -97,7 +97,8 @@ def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam:
     else:
         pie = bots_lib.make_bot(env, "pie").policy
         seats, opponent_policy = (0,), (lambda w, s, k: pie(None, s, k))
-    cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale)
+    cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale,
+                                   clip_margin=learned.CLIP_MARGIN)
     return linear_td.make(cfg, env, num_features=spec.num_features, num_slots=spec.num_slots,
                           max_records=MAX_RECORDS, features=learned.features_fn(spec),
                           record=learned.record(spec.predictor), outcome=learned.outcome(spec.predictor),
