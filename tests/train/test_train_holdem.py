@@ -158,3 +158,18 @@ def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
     assert (cfg.learner.loss, cfg.learner.num_envs, cfg.learner.delta1) == ("ppo", 64, 4.0)
     _, quick = holdem_train.parse(PRESETS, [])
     assert (quick.learner.clip_eps, quick.learner.delta1, quick.best_k) == (0.2, 3.0, 5)   # the source's
+
+
+def test_anneal_lr_is_handed_the_runs_number_of_updates():
+    _, cfg = holdem_train.parse(PRESETS, ["--anneal-lr", "--rounds", "3", "--updates-per-round", "5"])
+    assert cfg.learner.anneal_lr
+    optimizer = lib.build(cfg)[2].parts.optimizer
+    # with the same small gradient every step, Adam moves each weight by its step size: after
+    # one update (epochs x minibatches optimizer steps) of the run's 3 x 5, 14/15 of the rate
+    grads, state = {"w": jnp.full(2, 0.1)}, optimizer.init({"w": jnp.zeros(2)})
+    moves = []
+    for _ in range(cfg.learner.epochs * cfg.learner.minibatches + 1):
+        update, state = optimizer.update(grads, state)
+        moves.append(float(-update["w"][0]))
+    np.testing.assert_allclose(moves[0], cfg.learner.learning_rate, rtol=1e-3)
+    np.testing.assert_allclose(moves[-1], cfg.learner.learning_rate * 14 / 15, rtol=1e-3)
