@@ -15,6 +15,11 @@ A step folder is an orbax checkpoint of two items:
 - ``meta/``: a JSON object ``{"format_version": FORMAT_VERSION, "step": int, "config":
   {...the run's config...}, ...}`` and any numbers saved with it (a best checkpoint's score).
 
+A single parameter tree also travels as a portable ``.npz`` file (:func:`write_npz`,
+:func:`read_npz`: the agents shipped in ``jaxgames.pretrained``): one array per leaf, keyed by
+its tree path (``jax.tree_util.keystr``, e.g. ``['params']['dense']['kernel']``), read back
+into the tree of a ``like`` tree, never through pickle.
+
 Not step folders: ``<step>.orbax-checkpoint-tmp*`` (:data:`TMP_MARK`, a save cut short by a
 kill) and ``damaged-<step>[-n]`` (:data:`DAMAGED_PREFIX`, set aside by training after it could
 not be read). No pickle anywhere.
@@ -22,15 +27,19 @@ not be read). No pickle anywhere.
 Every expected failure raises :class:`CheckpointError` (a ``ValueError``), one line naming the
 folder and the problem: no checkpoint, unreadable files ("is unreadable: its files are damaged
 or incomplete"), unreadable metadata, another format version (:class:`OtherFormatError`),
-parameters that do not fit the tree they are read into, non-finite parameters.
+parameters that do not fit the tree they are read into, non-finite parameters; for an
+``.npz`` file, one line naming the file: unreadable (damaged, not an ``.npz``), a key missing
+or extra, a shape or dtype that differs, non-finite values.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import pathlib
 import sys
+import zipfile
 from typing import Any, Iterator, Sequence
 
 import jax
@@ -56,6 +65,7 @@ __all__ = [
     "meta_args",
     "params_path",
     "read_meta",
+    "read_npz",
     "read_params",
     "restore_args",
     "save_args",
@@ -63,6 +73,7 @@ __all__ = [
     "step_numbers",
     "unpack",
     "unreadable",
+    "write_npz",
 ]
 
 FORMAT_VERSION = 1
@@ -357,3 +368,58 @@ def _drop_stragglers() -> None:
 
     hook._jaxgames_checkpoints = True
     sys.unraisablehook = hook
+
+
+# -- a portable parameter file (the agents shipped in jaxgames.pretrained) ------------------------
+
+
+def write_npz(path: str | pathlib.Path, params: Any) -> pathlib.Path:
+    """Write the parameter tree ``params`` (arrays) to ``path`` as an uncompressed ``.npz``:
+    one array per leaf, named by its tree path (``jax.tree_util.keystr``). Written to a
+    temporary name first and renamed, so a kill never leaves half a file under ``path``."""
+    path = pathlib.Path(path)
+    arrays = {}
+    for key_path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+        arrays[jax.tree_util.keystr(key_path)] = np.asarray(leaf)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+    return path
+
+
+def read_npz(path: str | pathlib.Path, like: Any) -> Any:
+    """The parameters in the ``.npz`` file ``path`` (:func:`write_npz`), as jax arrays in the
+    tree of ``like`` (arrays or ``jax.ShapeDtypeStruct``s, e.g. ``jax.eval_shape`` of a
+    network's ``init``): every key of the tree present, no other, each shape and dtype as in
+    ``like``, every value finite; else :class:`CheckpointError`, one line naming the file."""
+    path = pathlib.Path(path)
+    try:
+        stored = np.load(path, allow_pickle=False)
+        if not isinstance(stored, np.lib.npyio.NpzFile):  # a .npy: one array, not a tree
+            raise ValueError("a single array, not an .npz archive")
+        with stored:
+            arrays = {name: stored[name] for name in stored.files}
+    except FileNotFoundError:
+        raise CheckpointError(f"parameter file {path} does not exist") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as e:
+        raise CheckpointError(f"parameter file {path} is unreadable: the file is damaged or not an "
+                              f".npz ({type(e).__name__}: {one_line(e)})") from None
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(like)
+    want = {jax.tree_util.keystr(key_path): leaf for key_path, leaf in leaves}
+    missing = [k for k in want if k not in arrays]
+    extra = [k for k in arrays if k not in want]
+    for what, keys in (("lacks", missing), ("has the unexpected", extra)):
+        if keys:
+            more = f" and {len(keys) - 1} more" if len(keys) > 1 else ""
+            raise CheckpointError(f"parameter file {path} does not fit the tree it is read into: it "
+                                  f"{what} key {keys[0]}{more}")
+    for key, spec in want.items():
+        have = arrays[key]
+        if have.shape != tuple(spec.shape) or have.dtype != np.dtype(spec.dtype):
+            raise CheckpointError(f"parameter file {path} does not fit the tree it is read into: {key} "
+                                  f"is {have.dtype.name}{list(have.shape)} there and "
+                                  f"{np.dtype(spec.dtype).name}{list(spec.shape)} here")
+        if np.issubdtype(have.dtype, np.inexact) and not np.all(np.isfinite(have)):
+            raise CheckpointError(f"parameter file {path} holds non-finite values (NaN or inf) in {key}")
+    return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(arrays[k]) for k in want])

@@ -137,3 +137,53 @@ def test_parameters_that_do_not_fit_or_are_not_finite_are_refused(run, tmp_path)
     write(tmp_path / "nan" / "best", 1, bad)
     with pytest.raises(checkpoints.CheckpointError, match=r"non-finite parameters"):
         checkpoints.read_params(tmp_path / "nan" / "best" / "1", LIKE)
+
+
+# -- the portable .npz file of one parameter tree (jaxgames.pretrained) --------------------------
+
+
+def test_npz_reads_back_as_written_keyed_by_tree_paths(tmp_path):
+    path = checkpoints.write_npz(tmp_path / "params.npz", params(3.0))
+    assert path == tmp_path / "params.npz" and not list(tmp_path.glob("*.tmp"))
+    with np.load(path, allow_pickle=False) as f:   # plain arrays, no pickle, named by path
+        assert sorted(f.files) == ["['count']", "['dense']['b']", "['dense']['w']"]
+    assert_equal_trees(checkpoints.read_npz(path, LIKE), params(3.0))
+
+
+def npz_error(path, like=LIKE) -> str:
+    with pytest.raises(checkpoints.CheckpointError) as e:
+        checkpoints.read_npz(path, like)
+    text = str(e.value)
+    assert "\n" not in text and str(path) in text and isinstance(e.value, ValueError)
+    return text
+
+
+def test_npz_damaged_missing_or_not_an_npz_is_one_line(tmp_path):
+    path = checkpoints.write_npz(tmp_path / "params.npz", params(1.0))
+    data = bytearray(path.read_bytes())
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(bytes(data[: len(data) // 2]))
+    assert "is unreadable: the file is damaged" in npz_error(cut)
+    assert "does not exist" in npz_error(tmp_path / "nowhere.npz")
+    text = tmp_path / "text.npz"
+    text.write_text("not a zip")
+    assert "is unreadable" in npz_error(text)
+    one = tmp_path / "one.npy"
+    np.save(one, np.zeros(3))
+    assert "not an .npz archive" in npz_error(one)
+
+
+def test_npz_that_does_not_fit_is_refused_naming_the_key(tmp_path):
+    path = checkpoints.write_npz(tmp_path / "params.npz", params(1.0))
+    more = jax.eval_shape(lambda: {**params(0.0), "extra": jnp.zeros(2)})
+    assert "lacks key ['extra']" in npz_error(path, more)
+    fewer = jax.eval_shape(lambda: {"dense": params(0.0)["dense"]})
+    assert "has the unexpected key ['count']" in npz_error(path, fewer)
+    wide = jax.eval_shape(lambda: {**params(0.0), "dense": {"w": jnp.zeros((3, 3)), "b": jnp.zeros(3)}})
+    assert "['dense']['w'] is float32[2, 3] there and float32[3, 3] here" in npz_error(path, wide)
+    ints = jax.eval_shape(lambda: {**params(0.0), "count": jnp.float32(0)})
+    assert "['count'] is int32[] there and float32[] here" in npz_error(path, ints)
+    bad = params(1.0)
+    bad["dense"]["b"] = bad["dense"]["b"].at[0].set(jnp.inf)
+    checkpoints.write_npz(path, bad)
+    assert "non-finite values (NaN or inf) in ['dense']['b']" in npz_error(path)
