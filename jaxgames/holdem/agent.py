@@ -28,6 +28,10 @@ functions ``(params, state, key) -> ...``, so ``jaxgames.arena``, ``jaxgames.hol
 head_to_head``, local best response (it needs ``probs``) and ``jaxgames.holdem.play`` take the
 agent as it is.
 
+The agent itself is built from a config dict and a parameter tree (:func:`make_agent`, with
+:func:`network_settings` and :func:`params_like`): :func:`load_agent` reads both from a run
+folder, ``jaxgames.pretrained`` from the files of a shipped agent.
+
 Every expected failure raises :class:`AgentError` (a ``ValueError``) naming the path and what
 is wrong: no such folder, no ``config.json``, a config of another game or with bad values, no
 checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or that
@@ -79,6 +83,7 @@ class Agent(Player):
     network_size, tower: the network the run trained (``tower`` resolved: never empty)
     which:         ``"best"`` or ``"latest"``, as asked; checkpoint: the step folder read (under
                    ``best/`` or ``checkpoints/``); step: its update; run_dir: the run folder
+                   (all four None for an agent not read from a run folder: a shipped one)
     """
 
     env: Any
@@ -87,10 +92,10 @@ class Agent(Player):
     jitted_probs: Callable[..., Any]
     network_size: str
     tower: str
-    which: str
-    run_dir: pathlib.Path
-    checkpoint: pathlib.Path
-    step: int
+    which: str | None = None
+    run_dir: pathlib.Path | None = None
+    checkpoint: pathlib.Path | None = None
+    step: int | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.env, self.policy, self.params))
@@ -113,16 +118,32 @@ def load_agent(run_dir: str | pathlib.Path, *, which: str = "best") -> Agent:
         raise ValueError(f"which must be one of {', '.join(WHICH)}, got {which!r}")
     run = pathlib.Path(run_dir)
     settings = read_config(run)
-    size, tower = settings["network"], settings["tower"]
-    env, net, policy, probs, jitted_policy, jitted_probs = _build(size, tower)
-    abstract = net_lib.param_shapes(net)
-    where = f"the {size} {tower} network of {run / 'config.json'}"
-    step_dir, params = _read_params(run, abstract, where, settings, which)
+    where = f"the {settings['network']} {settings['tower']} network of {run / 'config.json'}"
+    step_dir, params = _read_params(run, params_like(settings), where, settings, which)
     kind = "best" if step_dir.parent.name == "best" else "latest"
     name = f"agent {run.name} (update {int(step_dir.name)}, {kind} parameters)"
+    return make_agent(settings, params, name=name, which=which, run_dir=run, checkpoint=step_dir,
+                      step=int(step_dir.name))
+
+
+def make_agent(config: dict, params: Any, *, name: str, **origin: Any) -> Agent:
+    """The agent that plays ``params`` (the network's variables, in the tree of
+    :func:`params_like`) with the network ``config`` names (a run's config.json, or its
+    ``network`` and ``tower``; checked by :func:`network_settings`). ``origin``: the run
+    folder fields of :class:`Agent` (``which``, ``run_dir``, ``checkpoint``, ``step``)."""
+    settings = network_settings(config)
+    size, tower = settings["network"], settings["tower"]
+    env, net, policy, probs, jitted_policy, jitted_probs = _build(size, tower)
     return Agent(name=name, policy=policy, params=params, probs=probs, env=env, network=net,
                  jitted_policy=jitted_policy, jitted_probs=jitted_probs, network_size=size, tower=tower,
-                 which=which, run_dir=run, checkpoint=step_dir, step=int(step_dir.name))
+                 **origin)
+
+
+def params_like(config: dict) -> Any:
+    """The shapes and dtypes (``jax.ShapeDtypeStruct`` leaves) of the parameters of the
+    network ``config`` names: the tree a checkpoint or a shipped file is read into."""
+    settings = network_settings(config)
+    return net_lib.param_shapes(_build(settings["network"], settings["tower"])[1])
 
 
 # -- the run folder ------------------------------------------------------------------------------
@@ -133,12 +154,21 @@ def read_config(run: pathlib.Path) -> dict:
     kind (an empty ``tower`` resolved to the size's own)."""
     run = pathlib.Path(run)
     config = read_config_json(run, game="holdem", error=AgentError, fields=_HOLDEM_FIELDS, title="hold'em")
-    path = run / "config.json"
+    return network_settings(config, where=run / "config.json")
+
+
+def network_settings(config: dict, *, where: Any = "the config") -> dict:
+    """``{"network", "tower"}`` of a hold'em config (a run's config.json as a dict): the
+    network's size and its tower kind (an empty ``tower`` resolved to the size's own);
+    :class:`AgentError` naming ``where`` (the file it came from) when either is missing or bad."""
+    missing = [k for k in _HOLDEM_FIELDS if k not in config]
+    if missing:
+        raise AgentError(f"{where} is not the config of a hold'em run: it has no {', '.join(missing)}")
     size, tower = config["network"], config["tower"]
-    if size not in net_lib.SIZES:
-        raise AgentError(f"{path}: network must be one of {', '.join(net_lib.SIZES)}, got {size!r}")
-    if tower not in ("",) + net_lib.TOWERS:
-        raise AgentError(f"{path}: tower must be one of {', '.join(net_lib.TOWERS)} (or empty), got {tower!r}")
+    if not isinstance(size, str) or size not in net_lib.SIZES:
+        raise AgentError(f"{where}: network must be one of {', '.join(net_lib.SIZES)}, got {size!r}")
+    if not isinstance(tower, str) or tower not in ("",) + net_lib.TOWERS:
+        raise AgentError(f"{where}: tower must be one of {', '.join(net_lib.TOWERS)} (or empty), got {tower!r}")
     return {"network": size, "tower": tower or net_lib.SIZES[size].tower}
 
 
@@ -226,5 +256,5 @@ def _build(size: str, tower: str):
     return env, net, policy, probs, jax.jit(policy), jax.jit(probs)
 
 
-__all__ = ["Agent", "AgentError", "WHICH", "load_agent", "masked_log_probs", "network_policy",
-           "network_probs", "read_config"]
+__all__ = ["Agent", "AgentError", "WHICH", "load_agent", "make_agent", "masked_log_probs",
+           "network_policy", "network_probs", "network_settings", "params_like", "read_config"]

@@ -331,3 +331,21 @@ def test_cli_damaged_checkpoint_from_a_shell(copy, tmp_path):
     lines = [l for l in done.stderr.splitlines() if not l.startswith("WARNING:")]
     assert len(lines) == 1 and "is unreadable" in lines[0] and str(bad) in lines[0], done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_agent_from_a_config_and_parameters_is_the_run_folders(run):
+    """make_agent (what jaxgames.pretrained builds a shipped agent with) on the run's config
+    and parameters plays as load_agent's agent; a config without a good network is refused."""
+    from jaxgames.holdem.agent import make_agent, network_settings, params_like
+
+    loaded = load_agent(run)
+    config = json.loads((run / "config.json").read_text())
+    made = make_agent(config, loaded.params, name="made")
+    assert made.run_dir is None and made.step is None and made.name == "made"
+    assert made.policy is loaded.policy and made.network_size == loaded.network_size
+    assert jax.tree_util.tree_structure(params_like(config)) == jax.tree_util.tree_structure(loaded.params)
+    for bad, message in (({"tower": ""}, "card.json is not the config of a hold'em run: it has no network"),
+                         ({"network": "huge", "tower": ""}, "card.json: network must be one of"),
+                         ({"network": "small", "tower": ["dense"]}, "card.json: tower must be one of")):
+        with pytest.raises(AgentError, match=message):
+            network_settings(bad, where="card.json")
