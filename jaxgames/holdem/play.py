@@ -1,5 +1,6 @@
 """Play heads-up no-limit hold'em in the terminal against a bot.
 
+    python -m jaxgames.holdem.play                      # against the shipped agent
     python -m jaxgames.holdem.play --opponent equity
     python -m jaxgames.holdem.play --opponent random --hands 10 --seed 3
     python -m jaxgames.holdem.play --opponent agent --run runs/holdem/quick-seed0
@@ -13,15 +14,17 @@ your legal actions and their chip amounts. Type an action by its number or its n
 message that says why and what is, and the prompt again. After each hand: the cards shown at a
 showdown, what you won, your running total in chips, big blinds and mbb per hand.
 
-Opponents: the baselines of :mod:`jaxgames.holdem.bots` (:data:`bots.BOT_NAMES`), or the trained
-agent of a ``python -m train.holdem`` run (``--opponent agent --run runs/holdem/<run>``;
+Opponents: by default the trained agent shipped with jaxgames (``--opponent pretrained``;
+``--pretrained NAME`` picks another of ``jaxgames.pretrained.names("holdem")``), the
+baselines of :mod:`jaxgames.holdem.bots` (:data:`bots.BOT_NAMES`), or the trained agent of a
+``python -m train.holdem`` run (``--opponent agent --run runs/holdem/<run>``;
 ``--checkpoint`` is the same flag, as ``jaxgames.hex.play`` names it):
 :func:`jaxgames.holdem.agent.load_agent` reads the run's config.json and its best parameters
 (else its newest checkpoint), and the agent samples its network's policy at every decision.
 It was trained at the default table (stacks of 20,000, blinds 50/100); other ``--stack`` and
-blinds are allowed, but are new to it. A bad flag, or a run folder that cannot be used
-(missing, not a hold'em run, no checkpoint, damaged files), ends with one line and exit status
-2 (argparse, as ``jaxgames.hex.play``).
+blinds are allowed, but are new to it. A bad flag, or a run folder or shipped agent that cannot
+be used (missing, not a hold'em run, no checkpoint, damaged files), ends with one line and exit
+status 2 (argparse, as ``jaxgames.hex.play``).
 
 The logic is importable: :class:`Session` takes any iterable of input lines and writes to any
 text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
@@ -53,8 +56,10 @@ PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
 COMPUTER = 1 - HUMAN
 AGENT = "agent"
-#: who may sit across: the baselines, or a trained agent (needs a run folder)
-OPPONENTS = bots.BOT_NAMES + (AGENT,)
+#: the agent shipped with jaxgames (jaxgames.pretrained), the default opponent
+PRETRAINED = "pretrained"
+#: who may sit across: the baselines, a trained agent (needs a run folder), or the shipped one
+OPPONENTS = bots.BOT_NAMES + (AGENT, PRETRAINED)
 #: what a person may type for each action (besides its number)
 ALIASES = {
     betting.FOLD: ("fold", "f"),
@@ -82,13 +87,14 @@ then adds f times the pot after the call. help: this list; quit: stop (Ctrl-D to
 class Settings:
     """One session's options (the command line's flags)."""
 
-    opponent: str = "equity"        # a name of OPPONENTS: a bot of bots.BOT_NAMES, or "agent"
+    opponent: str = PRETRAINED      # a name of OPPONENTS: a bot of bots.BOT_NAMES, "agent" or "pretrained"
     hands: int | None = None        # stop after this many hands; None: until quit / end of input
     seed: int = 0                   # the deals and the computer's randomness
     stack: int = 20_000
     small_blind: int = 50
     big_blind: int = 100
     run: str | None = None          # run folder of a trained agent (opponent "agent")
+    pretrained: str | None = None   # which shipped agent (opponent "pretrained"); None: the first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +136,17 @@ def agent_opponent(settings: Settings) -> Player:
         raise OpponentUnavailable(str(e)) from None
 
 
+def pretrained_opponent(settings: Settings) -> Player:
+    """The hold'em agent shipped with jaxgames (``settings.pretrained``, else the first);
+    OpponentUnavailable, with its one line, when it cannot be used (a damaged file)."""
+    from jaxgames import pretrained
+
+    try:
+        return pretrained.load("holdem", settings.pretrained)
+    except pretrained.PretrainedError as e:
+        raise OpponentUnavailable(str(e)) from None
+
+
 def parse_action(text: str) -> int | None:
     """The action a person typed (a number 0-8 or a name of :data:`ALIASES`), or None."""
     word = text.strip().lower()
@@ -149,12 +166,18 @@ class Session(PlaySession):
             raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {', '.join(OPPONENTS)}")
         if settings.run is not None and settings.opponent != AGENT:
             raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {settings.opponent!r}")
+        if settings.pretrained is not None and settings.opponent != PRETRAINED:
+            raise ValueError(f"a shipped agent's name is for the opponent {PRETRAINED!r}, not {settings.opponent!r}")
         env = _env(settings.stack, settings.small_blind, settings.big_blind)
         # the agent first: a run folder that cannot be used stops before anything is said
-        self.opponent = agent_opponent(settings) if settings.opponent == AGENT \
-            else bots.make_bot(env, settings.opponent)
+        if settings.opponent == AGENT:
+            self.opponent = agent_opponent(settings)
+        elif settings.opponent == PRETRAINED:
+            self.opponent = pretrained_opponent(settings)
+        else:
+            self.opponent = bots.make_bot(env, settings.opponent)
         #: how the computer's actions are signed: the bot's name, or "agent"
-        self.label = AGENT if settings.opponent == AGENT else self.opponent.name
+        self.label = AGENT if settings.opponent in (AGENT, PRETRAINED) else self.opponent.name
         super().__init__(settings, output, echo=echo)
         self.env = env
         self._deal, self._step, self._evaluate = _table(self.env)
@@ -267,7 +290,7 @@ class Session(PlaySession):
 
     def start(self) -> None:
         s = self.settings
-        who = self.opponent.name if s.opponent == AGENT else f"the {self.opponent.name} bot"
+        who = self.opponent.name if s.opponent in (AGENT, PRETRAINED) else f"the {self.opponent.name} bot"
         self._say(f"Heads-up no-limit hold'em against {who} (seed {s.seed}): stacks "
                   f"{s.stack:,}, blinds {s.small_blind:,}/{s.big_blind:,}. You are seat 0. "
                   f"Type an action's number or name, help, or quit.")
@@ -312,9 +335,13 @@ def _parser() -> argparse.ArgumentParser:
                                "trained agent.",
         epilog="In the game: an action's number or name (fold, check, call, half, 3/4, pot, 1.5, "
                "2pot, allin), help, quit (Ctrl-D also quits).")
-    p.add_argument("--opponent", choices=OPPONENTS, default="equity",
-                   help="the bot: equity (Monte Carlo equity; the default), random, call, allin, fold; "
-                        "or agent (the trained network of a python -m train.holdem run; needs --run)")
+    p.add_argument("--opponent", choices=OPPONENTS, default=PRETRAINED,
+                   help="pretrained (the trained agent shipped with jaxgames; the default); a bot: equity "
+                        "(Monte Carlo equity), random, call, allin, fold; or agent (the trained network of "
+                        "a python -m train.holdem run; needs --run)")
+    p.add_argument("--pretrained", metavar="NAME", default=None,
+                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
+                        "lists them; default: the first)")
     p.add_argument("--run", "--checkpoint", dest="run", metavar="RUN",
                    help="with --opponent agent: the run folder, runs/holdem/<run> (its best/ parameters "
                         "are loaded, else its newest checkpoints/ step)")
@@ -336,6 +363,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         parser.error(f"argument --hands: must be at least 1, got {args.hands}")
     if args.run is not None and args.opponent != AGENT:
         parser.error("argument --run: only with --opponent agent")
+    if args.pretrained is not None and args.opponent != PRETRAINED:
+        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
     if args.opponent == AGENT and not args.run:
         parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
                      "e.g. --run runs/holdem/quick-seed0")
@@ -345,7 +374,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         parser.error(str(err))
     seed = seed_or_random(args.seed)
     return Settings(opponent=args.opponent, hands=args.hands, seed=seed, stack=args.stack,
-                    small_blind=args.small_blind, big_blind=args.big_blind, run=args.run)
+                    small_blind=args.small_blind, big_blind=args.big_blind, run=args.run,
+                    pretrained=args.pretrained)
 
 
 def main(argv: list[str] | None = None) -> int:

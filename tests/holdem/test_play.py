@@ -1,5 +1,6 @@
-"""Terminal play against a bot (jaxgames.holdem.play), driven by typed lines; the flags of
-play against a trained agent (the agent itself: tests/holdem/test_agent.py).
+"""Terminal play against a bot (jaxgames.holdem.play), driven by typed lines; the shipped agent,
+the default opponent; the flags of play against a trained agent (the agent itself:
+tests/holdem/test_agent.py).
 
 The person's lines never depend on the cards: "check" and "call" alternate (one of them is
 always legal until the hand ends, the other gets a message), and the deterministic call and
@@ -145,6 +146,8 @@ def test_cli_bad_flag_from_a_shell(tmp_path):
                               "e.g. --run runs/holdem/quick-seed0"),
     (["--opponent", "call", "--run", "runs/holdem/x"], "--run: only with --opponent agent"),
     (["--checkpoint", "runs/holdem/x"], "--run: only with --opponent agent"),
+    (["--opponent", "call", "--pretrained", "alphaholdem-small"],
+     "--pretrained: only with --opponent pretrained (the default)"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(hp.main, argv, message)
@@ -169,3 +172,22 @@ def test_cli_agent_missing_run_from_a_shell(tmp_path):
         "python -m jaxgames.holdem.play: error: runs/holdem/nothing: no such run folder (give the folder "
         "of a python -m train.holdem run, e.g. runs/holdem/quick-seed0)"]
     assert done.stdout == "" and not list(tmp_path.iterdir())
+
+
+def test_the_default_opponent_is_the_shipped_agent():
+    """No --opponent: the agent shipped in jaxgames.pretrained sits across and plays."""
+    assert hp.parse_args([]).opponent == hp.PRETRAINED == hp.Settings().opponent
+    s, out = session(hands=2)
+    result = s.run(check_or_call())
+    text = out.getvalue()
+    assert result.hands == 2 and len(won(text)) == 2
+    assert "against alphaholdem-small (shipped holdem agent)" in text and "Computer (agent): " in text
+    with pytest.raises(ValueError, match="a shipped agent's name is for the opponent 'pretrained', not 'call'"):
+        session(opponent="call", pretrained="alphaholdem-small")
+
+
+def test_cli_unknown_shipped_agent_is_one_line(capsys):
+    assert hp.main(["--pretrained", "nobody", "--seed", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("python -m jaxgames.holdem.play: error: no shipped holdem agent "
+                                               "named 'nobody'") and "alphaholdem-small" in err[0]
