@@ -10,10 +10,8 @@ baselines (random, call, all-in, fold and the equity bot, which never plays in t
 beating it shows what was learned rather than fitted), then the league's hook
 (``league.after_round``): it promotes the newest model, records its duplicate deals against
 the anchors, plays it against the most recent pool models and rates every member by Elo (the
-call bot at 0). At the end, of the agent the run ships (the best round's parameters,
-``best/``, which ``jaxgames.holdem.agent.load_agent`` reads): the final duplicate evaluation
-over ``final_eval_deals`` fresh deals a baseline, local best response (LBR) against it, plots,
-report and summary.
+call bot at 0). At the end: the final duplicate evaluation over ``final_eval_deals`` deals a
+baseline, local best response (LBR) against the agent, plots, report and summary.
 
 The pool, its results table and ratings live in the learner's carry (``PPOCarry.pool``), so
 they are checkpointed with everything else and ``--resume`` is exact.
@@ -25,7 +23,6 @@ import dataclasses
 import functools
 import math
 import time
-from typing import Any
 
 import chex
 import jax
@@ -34,7 +31,6 @@ import numpy as np
 
 import jaxgames
 from jaxgames import arena as arena_lib
-from jaxgames import checkpoints
 from jaxgames.holdem import bots as bots_lib
 from jaxgames.holdem import encode as encode_lib
 from jaxgames.holdem import network as net_lib
@@ -192,23 +188,6 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
 # -- evaluation ----------------------------------------------------------------------------------
 
 
-def best_params(run_dir, last: Any, config) -> tuple[Any, int]:
-    """``(params, round)``: the parameters the run ships, those of its best round (``best/``:
-    the best worst result against random, call and all-in over the round's ``eval_deals``),
-    read into the tree of ``last`` (the last round's, returned where ``best/`` is empty).
-
-    Why not the last round's: self-play drifts, and a seed's last rounds can lose what it had
-    learned (the full preset's seed 1 fell from +17,000 to +400 mbb/hand against the call bot
-    in its last ten rounds, docs/lab/holdem.md). The choice reads only the training-time
-    evaluation: the final one plays fresh deals, and the equity bot and LBR stay out of it."""
-    try:
-        step_dir = checkpoints.find_step(run_dir, ("best",))
-    except checkpoints.CheckpointError:
-        return last, config.rounds
-    params = checkpoints.read_params(step_dir, last, fits="the run's network")
-    return jax.tree_util.tree_map(jnp.asarray, params), int(step_dir.name) // config.updates_per_round
-
-
 def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bots_lib.HeadToHead]:
     """The agent's duplicate match against each baseline: ``{name: HeadToHead}`` (mbb/hand
     from the agent's side, 95% interval over deals)."""
@@ -329,7 +308,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         if not finished:
             return {}
         rows = rundir.metrics()
-        params, best_round = best_params(rundir.path, to_host(learner.params(result.carry)), config)
+        params = to_host(learner.params(result.carry))
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals)
         summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
@@ -350,7 +329,6 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "hands_trained": int(np.asarray(result.carry.episodes)),
             "decisions_trained": int(np.asarray(result.carry.decisions)),
             "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
-            "evaluated_round": best_round,
             "loss": config.learner.loss, "parameters": param_count(config),
             "seconds": time.time() - start,
         })
@@ -422,9 +400,7 @@ def report(config, summary, rows, ratings, final, lbr) -> str:
         f"a round, {config.rounds} rounds: {summary['hands_trained']:,} hands. Opponents per group of games and "
         f"update: an anchor ({', '.join(ANCHORS)}) with probability {config.anchor_fraction:g}, else one of the "
         f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
-        f"## Final evaluation\n\nThe agent the run ships: the parameters of round {summary['evaluated_round']} "
-        f"of {config.rounds}, the best worst result against random, call and all-in of the rounds' evaluations "
-        f"(`best/`). Fresh duplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
+        f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
         f"side, 95% interval over deals:\n\n"
         + markdown_table(["baseline", "mbb/hand", "agent on the button", "agent in the big blind", "hands"],
                          final_table))
