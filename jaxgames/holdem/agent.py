@@ -11,12 +11,14 @@ What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
   or ``conv``; empty: the size's own), the arguments of
   :func:`jaxgames.holdem.network.make_network`; its ``game`` (where a config has one) must be
   ``holdem``;
-- the parameters, by ``which``: ``"best"`` (the default) reads ``best/<step>/`` (the
-  parameters of the best evaluation, the latest round of equals; the pytree saved there is the
-  parameters only), or, when ``best/`` holds none (a run stopped before its first evaluation
-  was saved), the newest ``checkpoints/<step>/``; ``"latest"`` reads the newest
+- the parameters, by ``which``: ``"latest"`` (the default) reads the newest
   ``checkpoints/<step>/`` (the whole training carry, a ``PPOCarry``, of which only the
-  network's variables ``carry.params`` are read). The parameters are restored into the tree of
+  network's variables ``carry.params`` are read): at the end of a run, the last round's, the
+  agent the run's summary describes; ``"best"`` reads ``best/<step>/`` (the round with the
+  best worst result against the anchors random, call and all-in; the pytree saved there is
+  the parameters only), else the newest checkpoint. The default is the last round's: the
+  anchors' best round did worse against the equity bot, which training never meets, on both
+  full-preset seeds measured (docs/lab/holdem.md). The parameters are restored into the tree of
   the network's ``init`` (``jax.eval_shape``), so a checkpoint that does not fit the network
   the config describes is refused, not misread.
 
@@ -56,8 +58,8 @@ from jaxgames.player import Player
 from jaxgames.run_folder import read_config_json
 
 GAME = "holdem"
-#: what ``which`` may name: the best parameters (else the newest checkpoint), or the newest checkpoint
-WHICH = ("best", "latest")
+#: what ``which`` may name: the newest checkpoint, or the best parameters (else the newest checkpoint)
+WHICH = ("latest", "best")
 #: the fields of config.json the agent needs (a hold'em run's config has them all)
 _HOLDEM_FIELDS = ("network", "tower")
 
@@ -110,10 +112,10 @@ class Agent(Player):
         return np.asarray(self.jitted_probs(self.params, state, jax.random.key(0)))
 
 
-def load_agent(run_dir: str | pathlib.Path, *, which: str = "best") -> Agent:
-    """The agent of the run in ``run_dir`` (``runs/holdem/<run>``): its best parameters
-    (``which="best"``; the newest checkpoint where ``best/`` holds none) or its newest
-    checkpoint's (``which="latest"``). Raises :class:`AgentError` (see the module docstring)."""
+def load_agent(run_dir: str | pathlib.Path, *, which: str = "latest") -> Agent:
+    """The agent of the run in ``run_dir`` (``runs/holdem/<run>``): its newest checkpoint's
+    parameters (``which="latest"``), or those of its ``best/`` (``which="best"``; the newest
+    checkpoint's where ``best/`` holds none). Raises :class:`AgentError` (see the module docstring)."""
     if which not in WHICH:
         raise ValueError(f"which must be one of {', '.join(WHICH)}, got {which!r}")
     run = pathlib.Path(run_dir)

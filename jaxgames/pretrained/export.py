@@ -5,12 +5,11 @@ and ``card.json``) from the run folder.
         --name alphaholdem-small --command "python -m train.holdem --preset full --seed 0 --loss ppo" \\
         [--commit SHA] [--cpu "2-core AMD EPYC ..."] [--training-seconds S] [--notes "..."]
 
-The run's config.json and summary.json and its agent's parameters (``--which``: its best, as
-the game's agent loader reads them by default, or its newest checkpoint's) are read through the
-game's hook; the card takes the evaluation from the summary, so what it says is what the run
-measured, and the hook refuses parameters other than those the summary's evaluation played
-(runs of hold'em before its pipeline evaluated ``best/`` evaluated the last round's: export
-those with ``--which latest``). ``--commit`` defaults
+The run's config.json and summary.json and its agent's parameters (``--which``: its best or
+its newest checkpoint's; by default those the game's pipeline evaluates at the end, hold'em's
+the newest) are read through the game's hook; the card takes the evaluation from the summary,
+so what it says is what the run measured, and the hook refuses parameters other than those the
+summary's evaluation played. ``--commit`` defaults
 to this checkout's HEAD and ``--cpu`` to this machine's CPU: right when exporting where the run
 trained, else give them. ``--training-seconds`` defaults to the summary's ``seconds`` (which
 counts only the last session of a resumed run). The folder is written to a temporary name
@@ -37,7 +36,7 @@ __all__ = ["export", "main"]
 
 
 def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commit: str, cpu: str,
-           which: str = "best", training_seconds: float | None = None, notes: str | None = None,
+           which: str | None = None, training_seconds: float | None = None, notes: str | None = None,
            root: str | pathlib.Path | None = None, overwrite: bool = False) -> pathlib.Path:
     """Write the agent folder ``root/<game>/<name>/`` from the run folder ``run``; its path."""
     from jaxgames import checkpoints
@@ -47,7 +46,8 @@ def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commi
     target = base / game / name
     if target.exists() and not overwrite:
         raise PretrainedError(f"{target} exists: give --overwrite to replace it, or another --name")
-    config, params, summary, checkpoint = hook.read_run(run, which=which)
+    config, params, summary, checkpoint = (hook.read_run(run) if which is None
+                                           else hook.read_run(run, which=which))
     fields = hook.card_fields(config, summary)
     seconds = summary.get("seconds") if training_seconds is None else training_seconds
     if seconds is None:
@@ -101,9 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--command", required=True, help="the command that trained the run")
     p.add_argument("--commit", default=None, help="the git commit it trained at (default: this checkout's HEAD)")
     p.add_argument("--cpu", default=None, help="the CPU it trained on (default: this machine's)")
-    p.add_argument("--which", choices=("best", "latest"), default="best",
-                   help="the run's best parameters (default) or its newest checkpoint's: the ones its "
-                        "summary's final evaluation played (the exporter refuses the other)")
+    p.add_argument("--which", choices=("best", "latest"), default=None,
+                   help="the run's best parameters or its newest checkpoint's (default: those the game's "
+                        "final evaluation plays, hold'em's newest; the exporter refuses the other)")
     p.add_argument("--training-seconds", type=float, default=None, metavar="S",
                    help="how long it trained (default: summary.json's seconds)")
     p.add_argument("--notes", default=None, help="one line a reader of the card should know")

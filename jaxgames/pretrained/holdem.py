@@ -39,7 +39,7 @@ def make_player(config: dict, params: Any, *, name: str):
     return make_agent(config, params, name=name)
 
 
-def read_run(run_dir: str | pathlib.Path, *, which: str = "best") -> tuple[dict, Any, dict, str]:
+def read_run(run_dir: str | pathlib.Path, *, which: str = "latest") -> tuple[dict, Any, dict, str]:
     """The run's config, the parameters ``load_agent(run, which=which)`` reads, its summary
     and the checkpoint read; refused when the summary's final evaluation is of other
     parameters (:func:`evaluated_step`): the card would describe an agent it does not ship."""
@@ -67,11 +67,10 @@ def read_run(run_dir: str | pathlib.Path, *, which: str = "best") -> tuple[dict,
 
 
 def evaluated_step(config: dict, summary: dict) -> int:
-    """The update whose parameters the summary's final evaluation played: its
-    ``evaluated_round`` (runs since the pipeline evaluates what it ships, ``best/``), else the
-    last round's (earlier runs evaluated the last round's parameters)."""
+    """The update whose parameters the summary's final evaluation played: the last round's
+    (``train.games.holdem`` evaluates and ships its last round)."""
     per_round = int(config.get("updates_per_round", 1))
-    rounds = summary.get("evaluated_round", summary.get("rounds", config.get("rounds")))
+    rounds = summary.get("rounds", config.get("rounds"))
     return int(rounds) * per_round
 
 

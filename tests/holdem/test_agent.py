@@ -99,10 +99,10 @@ def some_states(env, count: int = 12, seed: int = 0) -> list:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def test_loads_the_best_parameters_of_the_run(run):
+def test_best_reads_the_best_parameters_of_the_run(run):
     from train.common.checkpoint import Checkpointer  # the training's own reader
 
-    agent = load_agent(run)
+    agent = load_agent(run, which="best")
     env, policy, params = agent
     assert agent.network_size == "small" and agent.tower == "dense" and agent.which == "best"
     assert agent.checkpoint == step_dir(run / "best") and agent.step == 1
@@ -115,26 +115,26 @@ def test_loads_the_best_parameters_of_the_run(run):
     assert set(params) == {"params"}        # the flax variables, as net.apply takes them
     assert all(isinstance(x, jax.Array) for x in jax.tree_util.tree_leaves(params))
     assert callable(policy) and callable(agent.probs) and env.num_players == 2
-    assert load_agent(run).policy is policy  # one policy per network in a process: one compile
+    assert load_agent(run, which="best").policy is policy  # one policy per network in a process: one compile
 
 
 @pytest.mark.filterwarnings("ignore:Sharding info not provided")  # orbax, on the raw read below
-def test_latest_reads_the_newest_checkpoint(copy):
+def test_the_default_reads_the_newest_checkpoint(copy):
     folder = copy()
     (folder / "checkpoints" / "7.orbax-checkpoint-tmp-123").mkdir()  # a save cut short
     latest = step_dir(folder / "checkpoints")
-    agent = load_agent(folder, which="latest")
+    agent = load_agent(folder)
     assert agent.checkpoint == latest and agent.which == "latest"
     assert agent.name == f"agent c (update {latest.name}, latest parameters)"
     # the learner's network inside the whole training carry (a PPOCarry), read without a target
     raw = ocp.PyTreeCheckpointer().restore(latest / "state")
     leaves_equal(agent.params, raw["carry"]["params"])
-    # without best/ the default reads the newest checkpoint too
+    # without best/, "best" reads the newest checkpoint too
     shutil.rmtree(folder / "best")
-    fallback = load_agent(folder)
+    fallback = load_agent(folder, which="best")
     assert fallback.checkpoint == latest and fallback.name.endswith("latest parameters)")
     leaves_equal(fallback.params, agent.params)
-    with pytest.raises(ValueError, match="which must be one of best, latest, got 'newest'"):
+    with pytest.raises(ValueError, match="which must be one of latest, best, got 'newest'"):
         load_agent(folder, which="newest")
 
 
@@ -219,14 +219,14 @@ def _hex_run_without_game(folder: pathlib.Path) -> pathlib.Path:
 
 
 def _damage_data(folder: pathlib.Path) -> pathlib.Path:
-    for f in (step_dir(folder / "best") / "state").rglob("*"):
+    for f in (step_dir(folder / "checkpoints") / "state").rglob("*"):
         if f.is_file() and f.parent.name == "d":
             f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
     return folder
 
 
 def _damage_meta(folder: pathlib.Path) -> pathlib.Path:
-    (step_dir(folder / "best") / "meta" / "metadata").write_text("{not json")
+    (step_dir(folder / "checkpoints") / "meta" / "metadata").write_text("{not json")
     return folder
 
 
@@ -269,7 +269,7 @@ def _not_json(folder: pathlib.Path) -> pathlib.Path:
     (_edit_config(tower="wide"), r"tower must be one of dense, conv \(or empty\), got 'wide'"),
     (_edit_config(tower="conv"), r"was saved by a run of the small dense network, but config\.json says "
                                  r"small conv: the folder's files do not belong together"),
-    (_no_checkpoint, r"holds no checkpoint: neither best/ nor checkpoints/ has a saved step .*--resume --run-name c"),
+    (_no_checkpoint, r"holds no checkpoint: checkpoints/ has no saved step .*--resume --run-name c"),
     (_damage_data, r"is unreadable: its files are damaged or incomplete"),
     (_damage_meta, r"the metadata of checkpoint .* is unreadable"),
 ])
@@ -281,12 +281,12 @@ def test_bad_run_folders_give_a_clear_error(copy, make_bad, message):
     assert isinstance(e.value, ValueError)
 
 
-def test_latest_without_checkpoints_is_refused(copy):
+def test_best_without_checkpoints_reads_best(copy):
     folder = copy()
     shutil.rmtree(folder / "checkpoints")
-    assert load_agent(folder).which == "best"          # best/ is still there
+    assert load_agent(folder, which="best").which == "best"          # best/ is still there
     with pytest.raises(AgentError, match=r"holds no checkpoint: checkpoints/ has no saved step"):
-        load_agent(folder, which="latest")
+        load_agent(folder)
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def test_cli_plays_hands_against_the_agent(run, monkeypatch, capsys):
         code = hp.main(["--opponent", "agent", flag, str(run), "--hands", "2", "--seed", "1"])
         out = capsys.readouterr().out
         assert code == 0
-        assert "Heads-up no-limit hold'em against agent t (update 1, best parameters) (seed 1)" in out
+        assert "Heads-up no-limit hold'em against agent t (update 1, latest parameters) (seed 1)" in out
         assert "Computer (agent): " in out and "Session over: 2 hands" in out
 
 

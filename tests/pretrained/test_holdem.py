@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxgames import checkpoints, pretrained
+from jaxgames import pretrained
 from jaxgames.holdem import betting, bots, cards
 from jaxgames.holdem.agent import Agent
 from jaxgames.pretrained import export
@@ -75,26 +75,27 @@ def test_it_still_beats_the_random_bot():
 
 
 def test_export_from_a_run_folder_round_trips(tmp_path):
-    """A run folder as the pipeline leaves it (config.json, summary.json, best/ written by the
-    training's checkpoint manager) exported and loaded back: the same parameters, the
-    summary's figures on the card; parameters other than the evaluated ones are refused."""
+    """A run folder as the pipeline leaves it (config.json, summary.json, the last round's
+    checkpoint written by the training's checkpoint manager) exported and loaded back: the same
+    parameters, the summary's figures on the card; parameters other than the evaluated ones
+    (the last round's) are refused."""
     from train.common.checkpoint import Checkpointer
 
     card = pretrained.card("holdem")
     config, per_round = card["config"], card["config"]["updates_per_round"]
     run = tmp_path / "runs" / "holdem" / "r"
-    ck = Checkpointer(run / checkpoints.BEST, keep=1)
+    ck = Checkpointer(run / "checkpoints", keep=1)
     ck.save(3 * per_round, AGENT.params, jax.random.key(0), json.dumps(config))
     ck.close()
     (run / "config.json").write_text(json.dumps(config))
     summary = {"mbb_vs_random": {"mean": 123.0, "ci95": 4.5}, "final_eval_deals": 10, "hands_trained": 77,
-               "evaluated_round": 3, "seconds": 9.5, "parameters": 219146}
+               "rounds": 3, "seconds": 9.5, "parameters": 219146}
     (run / "summary.json").write_text(json.dumps(summary))
     root = tmp_path / "agents"
     folder = export.export(game="holdem", run=run, name="t", command="python -m train.holdem", commit="abc",
                            cpu="a CPU", root=root)
     made = pretrained.card("holdem", "t", root=root)
-    assert folder == root / "holdem" / "t" and made["checkpoint"] == f"best/{3 * per_round}"
+    assert folder == root / "holdem" / "t" and made["checkpoint"] == f"checkpoints/{3 * per_round}"
     assert made["evaluation"]["baselines"] == {"random": {"mean": 123.0, "ci95": 4.5}}
     assert made["hands_trained"] == 77 and made["training_seconds"] == 9.5 and made["config"] == config
     for x, y in zip(jax.tree_util.tree_leaves(pretrained.load("holdem", "t", root=root).params),
@@ -102,6 +103,6 @@ def test_export_from_a_run_folder_round_trips(tmp_path):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     with pytest.raises(pretrained.PretrainedError, match="exists: give --overwrite"):
         export.export(game="holdem", run=run, name="t", command="c", commit="c", cpu="c", root=root)
-    (run / "summary.json").write_text(json.dumps({**summary, "evaluated_round": 4}))
+    (run / "summary.json").write_text(json.dumps({**summary, "rounds": 4}))   # a run that stopped early
     with pytest.raises(ValueError, match="its final evaluation is of the parameters of update"):
         export.export(game="holdem", run=run, name="u", command="c", commit="c", cpu="c", root=root)
