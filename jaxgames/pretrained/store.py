@@ -82,7 +82,10 @@ def load(game: str, name: str | None = None, *, root: str | pathlib.Path | None 
         params = checkpoints.read_npz(params_file, like)
     except checkpoints.CheckpointError as e:
         raise PretrainedError(str(e)) from None
-    return hook.make_player(the_card["config"], params, name=f"{folder.name} (shipped {game} agent)")
+    try:
+        return hook.make_player(the_card["config"], params, name=f"{folder.name} (shipped {game} agent)")
+    except ValueError as e:   # arrays of the right shapes that do not fit together (a Hearts selection)
+        raise PretrainedError(f"{params_file}: {e}") from None
 
 
 def _root(root: str | pathlib.Path | None) -> pathlib.Path:
