@@ -32,7 +32,9 @@ __all__ = ["HOOKS", "hook"]
 
 #: game -> its hook module
 HOOKS = {
+    "hearts": "jaxgames.pretrained.hearts",
     "holdem": "jaxgames.pretrained.holdem",
+    "ten_half": "jaxgames.pretrained.ten_half",
 }
 
 
