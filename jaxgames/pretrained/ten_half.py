@@ -22,6 +22,7 @@ agent's card takes them from the run's summary.json; the optimum's are measured 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -126,11 +127,17 @@ def measure(player, *, baselines: list[str], deals: int, seed: int = 0) -> dict:
     unknown = [b for b in baselines if b != "dealer"]
     if unknown:
         raise PretrainedError(f"ten-and-a-half has one baseline, the dealer; not {', '.join(unknown)}")
-    result = arena.play(jaxgames.make(GAME), [player.policy], jax.random.key(seed), num_games=int(deals),
+    result = arena.play(_env(), [player.policy], jax.random.key(seed), num_games=int(deals),
                         params=[player.params], max_steps=MAX_CARDS)
     policy = np.asarray(player.params["policy"])
     return evaluation(value=dp.policy_value(policy), optimum=dp.optimal_value(), agreement=agreement(policy),
                       mean=float(result.mean[0]), ci95=float(result.ci95[0]), games=deals)
+
+
+@functools.lru_cache(maxsize=None)
+def _env():
+    """The game, one object per process: ``arena.play`` caches its compiled arena per env."""
+    return jaxgames.make(GAME)
 
 
 def agreement(policy: np.ndarray) -> float:
