@@ -1,11 +1,16 @@
 """Play Hearts in the terminal: you hold one seat, three computer players the others.
 
-    python -m jaxgames.hearts.play                      # standard Hearts, one hand, vs IIE
+    python -m jaxgames.hearts.play                      # standard Hearts, one hand, vs the shipped agent
+    python -m jaxgames.hearts.play --opponent iie --worlds 40
     python -m jaxgames.hearts.play --opponent rule --target-score 100 --seat 2
     python -m jaxgames.hearts.play --variant paper --no-moon --opponent pie
     python -m jaxgames.hearts.play --opponent agent --run runs/hearts/quick-seed0
 
-The computer players are :mod:`jaxgames.hearts.bots`: ``iie`` (default: Monte Carlo over
+The computer players are by default the learned player shipped with jaxgames
+(``--opponent pretrained``; ``--pretrained NAME`` picks another of
+``jaxgames.pretrained.names("hearts")``): Sturtevant & White's learned value at the leaves of
+max^n over the trick inside PIMC over ``--worlds`` sampled deals, honest, passing by the bots'
+rule; or the bots of :mod:`jaxgames.hearts.bots`: ``iie`` (Monte Carlo over
 ``--worlds`` sampled deals, a max^n search of the trick in each; honest), ``pie`` (the same
 search on the real cards: it sees your hand, as the source's perfect-information expert),
 ``rule`` (duck, dump the Q♠ and high hearts, lead low) or ``random``; or ``agent``, the learned
@@ -23,8 +28,8 @@ The logic is importable: :class:`Session` takes any iterable of input lines and 
 text stream; :func:`main` is the thin command line around it. The loop (reading, quit, help,
 the end of input, Ctrl-C) is :class:`jaxgames.terminal.PlaySession`; here is what is Hearts':
 the table, cards, passing, ``show`` and ``tricks``, the tricks' and hands' reports. Bad flags, and a
-run folder that cannot be used (missing, not a Hearts run, no checkpoint, damaged files), end with
-one line and exit status 2 (argparse's ``error``, as ``python -m jaxgames.hex.play``).
+run folder or shipped agent that cannot be used (missing, not a Hearts run, no checkpoint, damaged
+files), end with one line and exit status 2 (argparse's ``error``, as ``python -m jaxgames.hex.play``).
 """
 
 from __future__ import annotations
@@ -64,8 +69,12 @@ from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, jit
 
 PROG = "python -m jaxgames.hearts.play"
 AGENT = "agent"
-#: who may sit at the three other seats: a bot, or a trained agent (needs a run folder)
-OPPONENTS = tuple(BOT_NAMES) + (AGENT,)
+#: the agent shipped with jaxgames (jaxgames.pretrained), the default opponent
+PRETRAINED = "pretrained"
+#: who may sit at the three other seats: a bot, a trained agent (needs a run folder), or the shipped one
+OPPONENTS = tuple(BOT_NAMES) + (AGENT, PRETRAINED)
+#: the opponents that search over sampled worlds (--worlds)
+SAMPLING = ("iie", AGENT, PRETRAINED)
 _SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 HELP = """\
@@ -83,14 +92,15 @@ class Settings:
     """One game's options (the command line's flags)."""
 
     seat: int = 0                      # your seat, 0..3 (play goes 0 -> 1 -> 2 -> 3)
-    opponent: str = "iie"              # a name of OPPONENTS: a bot of BOT_NAMES, or "agent"
-    worlds: int = DEFAULT_WORLDS       # iie's (and the agent's) sampled worlds
+    opponent: str = PRETRAINED         # a name of OPPONENTS: a bot of BOT_NAMES, "agent" or "pretrained"
+    worlds: int = DEFAULT_WORLDS       # iie's (and the agents') sampled worlds
     variant: str = "standard"          # "standard" or "paper"
     moon: bool = True
     target_score: int | None = None    # None: one hand
     seed: int = 0                      # the deal and the computer's randomness
     ascii: bool = False                # QS rather than Q♠
     run: str | None = None             # run folder of a trained agent (opponent "agent")
+    pretrained: str | None = None      # which shipped agent (opponent "pretrained"); None: the first
 
     def __post_init__(self):
         if self.seat not in range(NUM_PLAYERS):
@@ -99,6 +109,8 @@ class Settings:
             raise ValueError(f"unknown opponent {self.opponent!r}; choose from {', '.join(OPPONENTS)}")
         if self.run is not None and self.opponent != AGENT:
             raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {self.opponent!r}")
+        if self.pretrained is not None and self.opponent != PRETRAINED:
+            raise ValueError(f"a shipped agent's name is for the opponent {PRETRAINED!r}, not {self.opponent!r}")
         if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or self.worlds < 1:
             raise ValueError(f"worlds must be an integer >= 1, got {self.worlds!r}")
 
@@ -133,6 +145,19 @@ def agent_opponent(settings: Settings, env: Hearts) -> Player:
         raise OpponentUnavailable(str(e)) from None
 
 
+def pretrained_opponent(settings: Settings, env: Hearts) -> Player:
+    """The Hearts agent shipped with jaxgames (``settings.pretrained``, else the first) for
+    ``env``, PIMC over ``settings.worlds`` worlds; OpponentUnavailable, with its one line, when
+    it cannot be used (a damaged file)."""
+    from jaxgames import pretrained
+
+    try:
+        shipped = pretrained.load("hearts", settings.pretrained)
+    except pretrained.PretrainedError as e:
+        raise OpponentUnavailable(str(e)) from None
+    return shipped.playing(env, num_worlds=settings.worlds)
+
+
 class Session(PlaySession):
     """One game between a person (typed lines) and three computer players, written to
     ``output``. ``state`` is the current position, ``actions`` the moves so far."""
@@ -145,6 +170,8 @@ class Session(PlaySession):
         # the agent first: a run folder that cannot be used stops before anything is said
         if settings.opponent == AGENT:
             self.opponent = agent_opponent(settings, env)   # all three seats
+        elif settings.opponent == PRETRAINED:
+            self.opponent = pretrained_opponent(settings, env)
         else:
             options = {"num_worlds": settings.worlds} if settings.opponent == "iie" else {}
             self.opponent = make_bot(env, settings.opponent, **options)   # all three seats
@@ -365,7 +392,8 @@ class Session(PlaySession):
         length = "one hand" if st.target_score is None else f"a game to {st.target_score} points"
         opponent = {"iie": f"iie (Monte Carlo, {st.worlds} worlds)",
                     "pie": "pie (sees every card, your hand included)",
-                    AGENT: self.opponent.name}.get(st.opponent, st.opponent)
+                    AGENT: self.opponent.name,
+                    PRETRAINED: f"{self.opponent.name}, PIMC over {st.worlds} worlds"}.get(st.opponent, st.opponent)
         self._say(f"Hearts, {st.variant} variant, {length}, the moon {'on' if st.moon else 'off'}: "
                   f"you are seat {self.human}; the three others are {opponent}. Seed {st.seed}.")
         self._say("Lowest score wins. Type a card such as QS or 10h; help lists the commands.")
@@ -408,15 +436,19 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="Play Hearts in the terminal against three computer players.",
         epilog="In the game: a card such as QS (several while passing), show, tricks, help, quit "
                "(Ctrl-D also quits).")
-    p.add_argument("--opponent", choices=OPPONENTS, default="iie",
-                   help="the computer players: iie (Monte Carlo + max^n, the default), pie (the same "
-                        "search on the real cards: it sees your hand), rule (rule-based), random; or "
-                        "agent (the learned player of a python -m train.hearts run; needs --run)")
+    p.add_argument("--opponent", choices=OPPONENTS, default=PRETRAINED,
+                   help="the computer players: pretrained (the learned player shipped with jaxgames; the "
+                        "default), iie (Monte Carlo + max^n), pie (the same search on the real cards: it sees "
+                        "your hand), rule (rule-based), random; or agent (the learned player of a python -m "
+                        "train.hearts run; needs --run)")
+    p.add_argument("--pretrained", metavar="NAME", default=None,
+                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
+                        "lists them; default: the first)")
     p.add_argument("--run", metavar="RUN",
                    help="with --opponent agent: the run folder, runs/hearts/<run> (its newest "
                         "checkpoints/ step is loaded)")
     p.add_argument("--worlds", type=int, default=None, metavar="N",
-                   help=f"iie's or the agent's sampled deals per move (default {DEFAULT_WORLDS}, as the source)")
+                   help=f"iie's or the agents' sampled deals per move (default {DEFAULT_WORLDS}, as the source)")
     p.add_argument("--seat", type=int, default=0, metavar="S",
                    help="your seat, 0 to 3 (default 0; play goes 0, 1, 2, 3)")
     p.add_argument("--variant", choices=VARIANTS, default="standard",
@@ -439,12 +471,14 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         parser.error(f"argument --seat: must be 0, 1, 2 or 3, got {args.seat}")
     if args.run is not None and args.opponent != AGENT:
         parser.error("argument --run: only with --opponent agent")
+    if args.pretrained is not None and args.opponent != PRETRAINED:
+        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
     if args.opponent == AGENT and not args.run:
         parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
                      "e.g. --run runs/hearts/quick-seed0")
     if args.worlds is not None:
-        if args.opponent not in ("iie", AGENT):
-            parser.error("argument --worlds: only with --opponent iie or agent")
+        if args.opponent not in SAMPLING:
+            parser.error("argument --worlds: only with --opponent iie or agent (or pretrained, the default)")
         if args.worlds < 1:
             parser.error(f"argument --worlds: must be at least 1, got {args.worlds}")
     if args.target_score is not None and not 1 <= args.target_score <= MAX_TARGET_SCORE:
@@ -452,7 +486,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     seed = seed_or_random(args.seed)
     return Settings(seat=args.seat, opponent=args.opponent,
                     worlds=DEFAULT_WORLDS if args.worlds is None else args.worlds, variant=args.variant,
-                    moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii, run=args.run)
+                    moon=args.moon, target_score=args.target_score, seed=seed, ascii=args.ascii, run=args.run,
+                    pretrained=args.pretrained)
 
 
 def main(argv: list[str] | None = None) -> int:
