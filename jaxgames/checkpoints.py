@@ -221,7 +221,7 @@ def read_meta(step_dir: pathlib.Path) -> dict:
     _drop_stragglers()
     with _quiet_orbax():
         try:
-            meta = ocp.Checkpointer(ocp.JsonCheckpointHandler()).restore(step_dir / "meta")
+            meta = ocp.Checkpointer(ocp.JsonCheckpointHandler()).restore(step_dir.absolute() / "meta")
         except Exception as e:  # orbax raises many types for unreadable files
             raise unreadable(step_dir, e, what="the metadata of checkpoint") from None
     return _check_version(check_meta(meta, step_dir), step_dir)
@@ -234,7 +234,9 @@ def read_params(step_dir: pathlib.Path, like: Any, *, fits: str = "the tree it i
     inside the training carry (:func:`params_path`). Only those arrays are read. ``fits``
     describes ``like`` in the error when nothing in the checkpoint fits it."""
     step_dir = pathlib.Path(step_dir)
-    state_dir = step_dir / "state"
+    # orbax reads a relative path's metadata as missing (tree None): it is handed the absolute
+    # one, the messages keep the path as given
+    state_dir = step_dir.absolute() / "state"
     _drop_stragglers()
     with _quiet_orbax():
         try:

@@ -118,6 +118,15 @@ def test_best_reads_the_best_parameters_of_the_run(run):
     assert load_agent(run, which="best").policy is policy  # one policy per network in a process: one compile
 
 
+def test_a_relative_path_loads_as_the_absolute_one(run, monkeypatch):
+    # orbax read a relative step folder's metadata as missing: "damaged or incomplete"
+    monkeypatch.chdir(run.parent)
+    for which in ("latest", "best"):
+        agent = load_agent(run.name, which=which)
+        leaves_equal(agent.params, load_agent(run, which=which).params)
+        assert str(agent.checkpoint).startswith(run.name)          # the path as given
+
+
 @pytest.mark.filterwarnings("ignore:Sharding info not provided")  # orbax, on the raw read below
 def test_the_default_reads_the_newest_checkpoint(copy):
     folder = copy()
