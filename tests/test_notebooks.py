@@ -68,7 +68,7 @@ def test_notebook_runs(name, tmp_path):
         assert len(images) == 3
         text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                        for o in c.get("outputs", []))
-        assert "round 1 (" in text and "(update 1, best parameters) vs the call bot: " in text
+        assert "round 1 (" in text and "(update 1, latest parameters) vs the call bot: " in text
         assert "call bot (seat 0): call 50\nagent's probabilities: " in text and "hand over: " in text
         assert "against agent colab-" in text and "Computer (agent): " in text and "your result: " in text
     if name == "hearts.ipynb":  # the curve and the TD error; the top features; a hand against the rule bot
