@@ -313,7 +313,7 @@ if (RUN / "report.md").is_file():
     code('''import jax, jax.numpy as jnp
 import numpy as np
 from jaxgames.holdem import ACTION_NAMES, action_text, bots, head_to_head, render_text
-agent = load_agent(RUN)                 # config.json + the parameters in best/
+agent = load_agent(RUN)                 # config.json + the last round's parameters
 env = agent.env
 call_bot = bots.make_bot(env, "call")
 match = head_to_head(env, agent, call_bot, jax.random.key(0), num_deals=200)
