@@ -10,7 +10,7 @@ import json
 import pathlib
 from collections.abc import Sequence
 
-__all__ = ["listable", "one_line", "read_config_json"]
+__all__ = ["listable", "one_line", "read_config_json", "read_summary_json"]
 
 
 def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exception],
@@ -53,6 +53,21 @@ def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exceptio
         raise error(f"{path} is not the config of a {title} run: it has no {', '.join(missing)}{where}; "
                     f"give a folder written by {trainer}")
     return config
+
+
+def read_summary_json(run: str | pathlib.Path, *, error: type[Exception]) -> dict:
+    """The JSON object in ``run/summary.json``, which a run writes when it has finished;
+    ``error`` with one line naming the file when it is missing, unreadable or not an object."""
+    path = pathlib.Path(run) / "summary.json"
+    try:
+        summary = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(f"{path} is missing: the run has not finished (its final evaluation writes it)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise error(f"{path} is unreadable ({one_line(e)})") from None
+    if not isinstance(summary, dict):
+        raise error(f"{path} is not a JSON object")
+    return summary
 
 
 def listable(folder: pathlib.Path) -> bool:

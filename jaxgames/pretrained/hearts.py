@@ -32,7 +32,7 @@ from jaxgames.hearts import evaluate as eval_lib
 from jaxgames.hearts.agent import Agent, AgentError, default_env, load_agent, make_agent
 from jaxgames.hearts.agent import params_like as _params_like
 from jaxgames.hearts.game import Hearts
-from jaxgames.run_folder import one_line
+from jaxgames.run_folder import read_summary_json
 
 __all__ = ["DEFAULT_DEALS", "card_fields", "make_player", "measure", "params_like", "read_run"]
 
@@ -68,15 +68,7 @@ def read_run(run_dir: str | pathlib.Path, *, which: str = "latest") -> tuple[dic
     agent = load_agent(run, which=which)   # refuses a bad folder with AgentError, one line
     config = json.loads((run / "config.json").read_text())   # as it was (load_agent read it)
     summary_path = run / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text())
-    except FileNotFoundError:
-        raise AgentError(f"{summary_path} is missing: the run has not finished (its final "
-                         f"evaluation writes it)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AgentError(f"{summary_path} is unreadable ({one_line(e)})") from None
-    if not isinstance(summary, dict):
-        raise AgentError(f"{summary_path} is not a JSON object")
+    summary = read_summary_json(run, error=AgentError)
     spec = agent.spec
     if (summary.get("predictor"), summary.get("features")) != (spec.predictor, spec.num_features):
         raise AgentError(f"{summary_path} describes a {summary.get('predictor')} value of {summary.get('features')} "

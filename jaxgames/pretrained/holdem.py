@@ -19,7 +19,7 @@ import jax
 from jaxgames.holdem import bots
 from jaxgames.holdem.agent import AgentError, load_agent, make_agent, network_settings
 from jaxgames.holdem.agent import params_like as _params_like
-from jaxgames.run_folder import one_line
+from jaxgames.run_folder import read_summary_json
 
 __all__ = ["DEFAULT_DEALS", "card_fields", "make_player", "measure", "params_like", "read_run"]
 
@@ -47,15 +47,7 @@ def read_run(run_dir: str | pathlib.Path, *, which: str = "latest") -> tuple[dic
     agent = load_agent(run, which=which)   # refuses a bad folder with AgentError, one line
     config = json.loads((run / "config.json").read_text())   # as it was (load_agent read it)
     summary_path = run / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text())
-    except FileNotFoundError:
-        raise AgentError(f"{summary_path} is missing: the run has not finished (its final "
-                         f"evaluation writes it)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AgentError(f"{summary_path} is unreadable ({one_line(e)})") from None
-    if not isinstance(summary, dict):
-        raise AgentError(f"{summary_path} is not a JSON object")
+    summary = read_summary_json(run, error=AgentError)
     checkpoint = f"{agent.checkpoint.parent.name}/{agent.checkpoint.name}"
     evaluated = evaluated_step(config, summary)
     if evaluated != agent.step:

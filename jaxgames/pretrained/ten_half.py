@@ -39,7 +39,7 @@ from jaxgames import arena
 from jaxgames.pretrained import export as exporter
 from jaxgames.pretrained import store
 from jaxgames.pretrained.card import CARD, PARAMS, PretrainedError, check_card, sha256
-from jaxgames.run_folder import one_line, read_config_json
+from jaxgames.run_folder import read_config_json, read_summary_json
 from jaxgames.ten_half import dp
 from jaxgames.ten_half.agent import CONFIG_FIELDS, METHODS, AgentError, optimal_params, params_from_q, read_q
 from jaxgames.ten_half.agent import make_player as _make_player
@@ -84,7 +84,7 @@ def read_run(run_dir: str | pathlib.Path, *, which: str = "latest",
     run = pathlib.Path(run_dir)
     config = read_config_json(run, game=GAME, error=AgentError, fields=CONFIG_FIELDS, title="ten-and-a-half")
     step_dir, q = read_q(run, method)
-    summary = _read_summary(run)
+    summary = read_summary_json(run, error=AgentError)
     step = int(step_dir.name)
     last = int(config["episodes"]) // int(config["episodes_per_update"])
     if step != last or int(summary.get("episodes", -1)) != int(config["episodes"]):
@@ -218,19 +218,6 @@ def _write(base: pathlib.Path, card: dict, params: Any) -> pathlib.Path:
     os.replace(staging, target)
     store.load(GAME, name, root=base)
     return target
-
-
-def _read_summary(run: pathlib.Path) -> dict:
-    path = run / "summary.json"
-    try:
-        summary = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise AgentError(f"{path} is missing: the run has not finished (its final evaluation writes it)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise AgentError(f"{path} is unreadable ({one_line(e)})") from None
-    if not isinstance(summary, dict):
-        raise AgentError(f"{path} is not a JSON object")
-    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
