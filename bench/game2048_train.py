@@ -1,7 +1,8 @@
 """2048 n-tuple TD training throughput: jaxgames' JAX learner against a C++ peer, same run.
 
     python -m bench.game2048_train [--seconds 20] [--num-games 128] [--chunk 256] [--seed 0]
-                                   [--one-core] [--no-huge-pages]
+                                   [--layout auto|all|one|measure] [--one-core] [--no-huge-pages]
+                                   [--tdl2048 PATH]
     python -m bench.game2048_train --overlap 16,128,1024 [--chunk 1000]   # batch-size study
 
 The peer, ``bench/ntuple_cpp/td2048.cpp``, is a compact single-threaded C++17 implementation of
@@ -18,9 +19,21 @@ moves/s of each, the ratio jaxgames / C++ (also per CPU-second: the busy machine
 CPU each side got cancels out), and the average score of the last ~1000 games each
 finished (both must beat a random player's ~1100, showing both learn).
 
-``--one-core`` pins this process, and so the peer it starts, to one CPU before JAX starts:
-XLA then runs each kernel on one thread instead of splitting it over all cores (the peer has
-one thread either way). ``--no-huge-pages`` leaves the JAX learner's table on ordinary pages.
+``--tdl2048 PATH`` also runs TDL2048, the record holder's own program (built from
+github.com/moporgic/TDL2048, see docs/benchmarks.md), one-threaded with ``-n 4x6patt -a 0.1``
+for about as long (``bench/tdl2048.py``), and prints its moves/s beside ours and the peer's with
+the ratios to it.
+
+The CPU thread layout (``--layout``, ``train/common/cpu_layout.py``) is by default the faster on
+this machine of all cores and one pinned core, measured once and cached; ``all`` or ``one``
+force one, ``measure`` measures again. ``--one-core`` is ``--layout one``. A pinned layout pins
+this process before JAX starts, and so the peers it starts: XLA then runs each kernel on one
+thread instead of splitting it over all cores (the peers have one thread either way).
+``--no-huge-pages`` leaves the JAX learner's table on ordinary pages.
+
+On a GPU or TPU backend nothing is pinned, the table lives in device memory (no huge pages),
+and the device is named in the output; the peers still run on the host's CPU, so the ratios
+compare the accelerator with one host core. Without g++ the C++ peer is skipped, said on one line.
 """
 
 from __future__ import annotations
@@ -161,14 +174,54 @@ def _load_average() -> str:
         return "unknown"
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad input ends with one line on stderr and exit status 2 (not argparse's usage block)."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _choose_layout(args, parser):
+    """The CPU thread layout, pinned (or not) before anything starts JAX's backend."""
+    from jaxgames.game2048.ntuple import NTupleNetwork
+    from train.algos import ntuple_td as td
+    from train.algos.ntuple_td_probe import select_layout
+    from train.common import UserError
+
+    request = args.layout
+    if args.one_core:
+        if request not in ("auto", "one"):
+            parser.error(f"--one-core is --layout one; it contradicts --layout {request}")
+        request = "one"
+    try:
+        return select_layout(request, td.TDConfig(network=NTupleNetwork(), num_games=args.num_games),
+                             flag="--layout")
+    except UserError as e:   # a bad JAXGAMES_CPU_LAYOUT
+        parser.error(str(e))
+
+
+def _line(name: str, r: dict, rate: float) -> str:
+    return (f"{name + ':':9} {rate:>12,.0f} moves/s  ({r['moves']:,} moves, {r['games']:,} games "
+            f"in {r['seconds']:.1f} s; {r['moves'] / max(r['cpu_seconds'], 1e-9):,.0f} moves per "
+            f"CPU-second, {r['cpu_seconds'] / r['seconds']:.2f} cores busy)")
+
+
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from train.common import cpu_layout
+
+    parser = _OneLineParser(prog="python -m bench.game2048_train", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="wall time of each side")
     parser.add_argument("--num-games", type=int, default=128, help="JAX learner's parallel games")
     parser.add_argument("--chunk", type=int, default=256, help="updates per jitted chunk")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--one-core", action="store_true", help="pin to one CPU before JAX starts")
+    parser.add_argument("--layout", default="auto", choices=cpu_layout.REQUESTS,
+                        help="CPU thread layout: auto (the faster here, measured once and cached), "
+                             "all cores, one core, or measure again")
+    parser.add_argument("--one-core", action="store_true", help="--layout one: pin to one CPU before JAX starts")
     parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
+    parser.add_argument("--tdl2048", metavar="PATH", default="",
+                        help="also run TDL2048's binary (github.com/moporgic/TDL2048, built with make)")
     parser.add_argument("--overlap", type=str, default="", metavar="G1,G2,...",
                         help="instead: per batch size, how the TD steps of one update share weights")
     args = parser.parse_args(argv)
@@ -176,15 +229,19 @@ def main(argv: list[str] | None = None) -> dict:
     for name in ("seconds", "num_games", "chunk"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
-    if args.one_core:
-        if "jax" in sys.modules:  # XLA sizes its thread pool when it starts
-            parser.error("--one-core needs a fresh process (JAX is already imported here)")
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.tdl2048:
+        from bench import tdl2048
+        problem = tdl2048.check_executable(args.tdl2048)
+        if problem:
+            parser.error(problem)
+    sizes = []
     if args.overlap:
         try:
             sizes = [int(g) for g in args.overlap.split(",")]
         except ValueError:
             parser.error(f"--overlap takes batch sizes like 128,1024, got {args.overlap!r}")
+    layout = _choose_layout(args, parser)
+    if args.overlap:
         print(f"load average {load_before}; {args.chunk} updates from scratch per batch size")
         for g in sizes:
             r = batch_overlap(g, args.chunk)
@@ -193,40 +250,70 @@ def main(argv: list[str] | None = None) -> dict:
                   f"{r['us_per_move']:.2f} us per move")
         return {}
 
+    cpp = tdl = None
     with tempfile.TemporaryDirectory(prefix="td2048_") as tmp:
         try:
             exe = build_peer(tmp)
         except CompilerMissing as e:
+            print(f"C++ peer: not run ({e})", file=sys.stderr)
+        else:
+            cpp = run_peer(exe, args.seconds, args.seed)
+    if args.tdl2048:
+        from bench import tdl2048
+        try:
+            tdl = tdl2048.run(args.tdl2048, args.seconds, args.seed)
+        except (RuntimeError, ValueError) as e:
             raise SystemExit(f"error: {e}") from None
-        cpp = run_peer(exe, args.seconds, args.seed)
     ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed, huge_pages=not args.no_huge_pages)
 
     import jax
 
     load_after = _load_average()
-    cpp_rate = cpp["moves"] / cpp["seconds"]
+    on_cpu = jax.default_backend() == "cpu"
     jax_rate = ours["moves"] / ours["seconds"]
-    result = {"jaxgames_moves_per_s": jax_rate, "cpp_moves_per_s": cpp_rate,
-              "ratio": jax_rate / cpp_rate, "cpp": cpp, "jaxgames": ours,
-              "ratio_cpu": (ours["moves"] / max(ours["cpu_seconds"], 1e-9))
-              / (cpp["moves"] / max(cpp["cpu_seconds"], 1e-9))}
+    result = {"jaxgames_moves_per_s": jax_rate, "jaxgames": ours, "layout": layout.layout,
+              "layout_how": layout.how, "backend": jax.default_backend(),
+              "device_kind": jax.devices()[0].device_kind}
+    sides = [("jaxgames", ours, jax_rate)]
+    for name, r in (("C++", cpp), ("TDL2048", tdl)):
+        if r is not None:
+            sides.append((name, r, r["moves"] / r["seconds"]))
+    if cpp is not None:
+        result.update(cpp=cpp, cpp_moves_per_s=sides[[n for n, *_ in sides].index("C++")][2])
+        result["ratio"] = jax_rate / result["cpp_moves_per_s"]
+        result["ratio_cpu"] = (ours["moves"] / max(ours["cpu_seconds"], 1e-9)) \
+            / (cpp["moves"] / max(cpp["cpu_seconds"], 1e-9))
+    if tdl is not None:
+        result.update(tdl2048=tdl, tdl2048_moves_per_s=tdl["moves"] / tdl["seconds"])
+        result["ratio_tdl2048"] = jax_rate / result["tdl2048_moves_per_s"]
+        if cpp is not None:
+            result["cpp_over_tdl2048"] = result["cpp_moves_per_s"] / result["tdl2048_moves_per_s"]
+
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}, "
           f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
           f"{load_before} before, {load_after} after")
+    print(layout.line("--layout"))
     print(f"2048 n-tuple TD(0), 4x 6-tuples x 8 symmetries, alpha 0.1; ~{args.seconds:g} s each, "
           f"from scratch")
+    table_at = (f"table on {'huge' if ours['huge_pages'] else 'ordinary'} pages" if on_cpu
+                else f"table in {jax.devices()[0].device_kind} memory")
     print(f"jaxgames: num_games {args.num_games}, chunk {args.chunk} updates "
-          f"(compile {ours['compile_seconds']:.1f} s, not timed), table on "
-          f"{'huge' if ours['huge_pages'] else 'ordinary'} pages")
-    print(f"C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native)")
-    for name, r, rate in (("jaxgames", ours, jax_rate), ("C++", cpp, cpp_rate)):
-        print(f"{name + ':':9} {rate:>12,.0f} moves/s  ({r['moves']:,} moves, {r['games']:,} games "
-              f"in {r['seconds']:.1f} s; {r['moves'] / max(r['cpu_seconds'], 1e-9):,.0f} moves per "
-              f"CPU-second, {r['cpu_seconds'] / r['seconds']:.2f} cores busy)")
-    print(f"ratio jaxgames / C++: {result['ratio']:.2f}x  (per CPU-second: {result['ratio_cpu']:.2f}x)")
-    print(f"avg score, last ~{LAST_GAMES} games: jaxgames {ours['avg_score_last_games']:,.0f} "
-          f"({ours['last_games']} games), C++ {cpp['avg_score_last_1000']:,.0f} "
-          f"(random play ~1,100)")
+          f"(compile {ours['compile_seconds']:.1f} s, not timed), {table_at}")
+    if cpp is not None:
+        print("C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native), on the host CPU")
+    if tdl is not None:
+        print(f"TDL2048:  1 thread, {tdl['blocks']} blocks of 1,000 games, on the host CPU ({tdl['command']})")
+    for name, r, rate in sides:
+        print(_line(name, r, rate))
+    if cpp is not None:
+        per_cpu = f"  (per CPU-second: {result['ratio_cpu']:.2f}x)" if on_cpu else ""
+        print(f"ratio jaxgames / C++: {result['ratio']:.2f}x{per_cpu}")
+    if tdl is not None:
+        print(f"ratio jaxgames / TDL2048: {result['ratio_tdl2048']:.2f}x"
+              + (f"; C++ / TDL2048: {result['cpp_over_tdl2048']:.2f}x" if cpp is not None else ""))
+    scores = [f"jaxgames {ours['avg_score_last_games']:,.0f} ({ours['last_games']} games)"]
+    scores += [f"{n} {r['avg_score_last_1000']:,.0f}" for n, r, _ in sides[1:]]
+    print(f"avg score, last ~{LAST_GAMES} games: {', '.join(scores)} (random play ~1,100)")
     return result
 
 

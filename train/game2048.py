@@ -18,7 +18,9 @@ from typing import Sequence
 
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
+from train.algos.ntuple_td_probe import select_layout
 from train.common import RunConfig, exit_on_user_error, parse
+from train.common.cpu_layout import check_request
 from train.common.config import check_int32, check_memory
 from train.games import game2048 as lib
 
@@ -34,7 +36,7 @@ def _patterns_str(patterns) -> str:
 class Config(RunConfig):
     """2048 n-tuple TD learning (afterstates, 8 symmetries) with expectimax evaluation."""
 
-    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every"}
+    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every", "cpu_layout"}
     # bounded by its updates, train_moves / num_games, the driver's int32 count (validate)
     WIDE_INT_FIELDS = RunConfig.WIDE_INT_FIELDS | {"train_moves"}
 
@@ -75,6 +77,9 @@ class Config(RunConfig):
     """Games of the final evaluation at each depth > 1."""
     init_tables: str = ""
     """Start from exported tables (a tables.npz of an earlier run)."""
+    cpu_layout: str = "auto"
+    """CPU threads (CPU backend only): auto = the faster here of all cores and one pinned core,
+    measured once (seconds) and cached in ~/.cache/jaxgames; all, one: forced; measure: again."""
 
     def network(self) -> NTupleNetwork:
         base = self.base or {"2048": 16, "2584": 18}[self.variant]
@@ -103,6 +108,7 @@ class Config(RunConfig):
             raise ValueError(f"final_depths must be in 1..3, got {self.final_depths}")
         if self.init_tables and not pathlib.Path(self.init_tables).is_file():
             raise ValueError(f"init_tables: no file {self.init_tables}")
+        check_request(self.cpu_layout)
         check_int32("train_moves / num_games (the updates)", self.train_moves // self.num_games,
                     "the driver numbers the updates in an int32")
         check_memory(*self.memory())
@@ -159,6 +165,7 @@ train = lib.train
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
     _, config = parse(PRESETS, argv, prog=PROG)
+    select_layout(config.cpu_layout, lib.td_config(config), config.variant)   # before JAX starts
     summary = train(config)
     print(json.dumps({k: summary[k] for k in ("avg_score", "max_score", "rate_2048", "rate_8192",
                                               "train_games", "moves_per_second", "seconds")}))
