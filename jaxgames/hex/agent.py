@@ -24,6 +24,10 @@ The policy is ``jaxgames.search.mcts.mcts_policy`` on the run's network with the
 (no root noise; the most visited move): an arena policy ``policy(params, state, key) ->
 int32 []``, so ``jaxgames.arena`` and ``jaxgames.hex.play`` take it as it is.
 
+A shipped agent (``jaxgames.pretrained``) has no run folder: :func:`make_agent` builds the
+same agent from a run's config (a dict) and parameters read elsewhere, and :func:`params_like`
+gives the tree they are read into.
+
 Every expected failure raises :class:`AgentError` (a ``ValueError``) naming the path and what
 is wrong: no such folder, no ``config.json``, a config of another game or with bad values, no
 checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or that
@@ -68,9 +72,11 @@ class Agent(Player):
     network:       ``jaxgames.hex.network.make(n, kind=...)`` (``apply``, ``raw`` ...)
     jitted_policy: ``jax.jit(policy)``, shared by every agent of the same settings in a process
     board_size, simulations, search, network_kind: the settings the policy plays with
+    sizes:         a resnet's size arguments, sorted ``(name, value)`` pairs (the source's: none)
     symmetric:     the network averaged over the position and its 180-degree rotation (the
                    run's ``eval_symmetry``)
-    run_dir:       the run folder; checkpoint: the step folder read; step: its update
+    run_dir:       the run folder; checkpoint: the step folder read; step: its update (all
+                   three None for an agent not read from a run folder: a shipped one)
     """
 
     env: Any
@@ -81,9 +87,10 @@ class Agent(Player):
     search: str
     network_kind: str
     symmetric: bool
-    run_dir: pathlib.Path
-    checkpoint: pathlib.Path
-    step: int
+    sizes: tuple = ()
+    run_dir: pathlib.Path | None = None
+    checkpoint: pathlib.Path | None = None
+    step: int | None = None
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.env, self.policy, self.params))
@@ -93,6 +100,16 @@ class Agent(Player):
         key = jax.random.key(0) if key is None else key
         return int(self.jitted_policy(self.params, state, key))
 
+    def with_simulations(self, simulations: int) -> "Agent":
+        """The same network and search with ``simulations`` per move (one compile per setting
+        in a process, shared with every agent of the same settings)."""
+        simulations = _check_simulations(simulations)
+        _, _, policy, jitted = _build(self.board_size, self.network_kind, self.search, simulations,
+                                      self.sizes, self.symmetric)
+        name = self.name.replace(f"{self.simulations} {self.search} simulations",
+                                 f"{simulations} {self.search} simulations")
+        return dataclasses.replace(self, policy=policy, jitted_policy=jitted, simulations=simulations, name=name)
+
 
 def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -> Agent:
     """The agent of the run in ``run_dir`` (``runs/hex/<run>``), searching with
@@ -101,41 +118,85 @@ def load_agent(run_dir: str | pathlib.Path, *, simulations: int | None = None) -
     run = pathlib.Path(run_dir)
     settings = read_config(run)
     if simulations is not None:
-        if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
-                or simulations < 1:
-            raise ValueError(f"simulations must be an int >= 1 (or None for the run's), "
-                             f"got {simulations!r}")
-        settings["simulations"] = int(simulations)
+        settings["simulations"] = _check_simulations(simulations)
+    step_dir, params = _read_params(run, _abstract(settings), _where(settings, run / "config.json"),
+                                    settings["board_size"])
+    name = f"agent {run.name} (update {int(step_dir.name)}, {_search_text(settings)})"
+    return _agent(settings, params, name=name, run_dir=run, checkpoint=step_dir, step=int(step_dir.name))
+
+
+def make_agent(config: dict, params: Any, *, name: str, simulations: int | None = None,
+               where: Any = "the config") -> Agent:
+    """The agent that plays ``params`` (the network's parameters, in the tree of
+    :func:`params_like`) with the network and search a run's ``config`` (its config.json, a
+    dict) describes: a shipped agent, which has no run folder. ``simulations`` as in
+    :func:`load_agent`; ``where`` names the config in errors."""
+    settings = config_settings(config, where)
+    if simulations is not None:
+        settings["simulations"] = _check_simulations(simulations)
+    return _agent(settings, params, name=f"{name}, {_search_text(settings)}")
+
+
+def params_like(config: dict, *, where: Any = "the config") -> Any:
+    """The shapes and dtypes (``jax.ShapeDtypeStruct`` leaves) of the parameters of the
+    network ``config`` (a run's config.json, a dict) describes: the tree a checkpoint or a
+    shipped file is read into. :class:`AgentError` naming ``where`` when the config is bad."""
+    return _abstract(config_settings(config, where))
+
+
+def _agent(settings: dict, params: Any, *, name: str, **origin: Any) -> Agent:
     env, net, policy, jitted = _build(settings["board_size"], settings["network"], settings["search"],
                                       settings["simulations"], settings["sizes"], settings["symmetric"])
-    abstract = jax.eval_shape(net.init, jax.random.key(0))
-    sizes = dict(settings["sizes"])
-    shape = f" ({sizes['blocks']} blocks, {sizes['channels']} channels)" if sizes else ""
-    where = (f"the {settings['board_size']}x{settings['board_size']} {settings['network']} "
-             f"network{shape} of {run / 'config.json'}")
-    step_dir, params = _read_params(run, abstract, where, settings["board_size"])
-    average = ", network averaged over the half turn" if settings["symmetric"] else ""
-    name = (f"agent {run.name} (update {int(step_dir.name)}, {settings['simulations']} "
-            f"{settings['search']} simulations{average})")
     return Agent(name=name, policy=policy, params=params, env=env, network=net, jitted_policy=jitted,
                  board_size=settings["board_size"], simulations=settings["simulations"],
                  search=settings["search"], network_kind=settings["network"],
-                 symmetric=settings["symmetric"], run_dir=run,
-                 checkpoint=step_dir, step=int(step_dir.name))
+                 symmetric=settings["symmetric"], sizes=settings["sizes"], **origin)
+
+
+def _abstract(settings: dict) -> Any:
+    net = hex_network.make(settings["board_size"], kind=settings["network"], **dict(settings["sizes"]))
+    return jax.eval_shape(net.init, jax.random.key(0))
+
+
+def _where(settings: dict, path: Any) -> str:
+    sizes = dict(settings["sizes"])
+    shape = f" ({sizes['blocks']} blocks, {sizes['channels']} channels)" if sizes else ""
+    n = settings["board_size"]
+    return f"the {n}x{n} {settings['network']} network{shape} of {path}"
+
+
+def _search_text(settings: dict) -> str:
+    average = ", network averaged over the half turn" if settings["symmetric"] else ""
+    return f"{settings['simulations']} {settings['search']} simulations{average}"
+
+
+def _check_simulations(simulations: Any) -> int:
+    if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
+        raise ValueError(f"simulations must be an int >= 1 (or None for the run's), got {simulations!r}")
+    return int(simulations)
 
 
 # -- the run folder ------------------------------------------------------------------------------
 
 
 def read_config(run: pathlib.Path) -> dict:
-    """``{"board_size", "network", "search", "simulations", "sizes", "symmetric"}`` from
-    ``run/config.json``, the simulations being those the agent plays with (``eval_simulations``
-    or ``simulations``), ``sizes`` the network's size arguments as sorted ``(name, value)``
-    pairs (``jaxgames.hex.network.size_options``), ``symmetric`` the run's ``eval_symmetry``
-    (false where a config has none)."""
+    """:func:`config_settings` of ``run/config.json``."""
     run = pathlib.Path(run)
     config = read_config_json(run, game="hex", error=AgentError, fields=_HEX_FIELDS, title="Hex")
-    path = run / "config.json"
+    return config_settings(config, run / "config.json")
+
+
+def config_settings(config: Any, path: Any = "the config") -> dict:
+    """``{"board_size", "network", "search", "simulations", "sizes", "symmetric"}`` from a Hex
+    run's config (a dict; ``path`` names it in errors), the simulations being those the agent
+    plays with (``eval_simulations`` or ``simulations``), ``sizes`` the network's size
+    arguments as sorted ``(name, value)`` pairs (``jaxgames.hex.network.size_options``),
+    ``symmetric`` the run's ``eval_symmetry`` (false where a config has none)."""
+    if not isinstance(config, dict):
+        raise AgentError(f"{path} is not a JSON object: not the config of a Hex run")
+    missing = [k for k in _HEX_FIELDS if k not in config]
+    if missing:
+        raise AgentError(f"{path} is not the config of a Hex run: it has no {', '.join(missing)}")
     n, kind, search = config["board_size"], config["network"], config["search"]
     sims, eval_sims = config["simulations"], config.get("eval_simulations", 0)
     if not _is_int(n) or not MIN_SIZE <= n <= MAX_SIZE:
@@ -158,7 +219,6 @@ def read_config(run: pathlib.Path) -> dict:
         raise AgentError(f"{path}: eval_symmetry must be true or false, got {symmetric!r}")
     return {"board_size": n, "network": kind, "search": search, "simulations": eval_sims or sims,
             "sizes": tuple(sorted(sizes.items())), "symmetric": symmetric}
-
 
 
 # -- reading the checkpoint ----------------------------------------------------------------------
@@ -216,4 +276,5 @@ def _build(board_size: int, network: str, search: str, simulations: int,
     return env, net, policy, jax.jit(policy)
 
 
-__all__ = ["Agent", "AgentError", "agent_apply", "load_agent", "read_config"]
+__all__ = ["Agent", "AgentError", "agent_apply", "config_settings", "load_agent", "make_agent",
+           "params_like", "read_config"]
