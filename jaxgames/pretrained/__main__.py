@@ -2,11 +2,13 @@
 
     python -m jaxgames.pretrained                                      # one line per agent
     python -m jaxgames.pretrained --evaluate holdem alphaholdem-small [--deals 2000] [--seed 0]
+    python -m jaxgames.pretrained --evaluate hex az-11x11 --deals 200     # games, in Hex: the card's scale
 
 ``--evaluate`` plays the card's evaluation again (the game's hook: for hold'em the duplicate
 match against each baseline bot the card lists) over ``--deals`` deals, and prints the card's
 figure and the measured one side by side; ``agree`` says whether the 95% interval of their
-difference covers zero. A bad flag or an agent that cannot be used: one line, exit status 2.
+difference covers zero (the intervals' half-widths combined; a share of games won shows its
+Wilson interval, asymmetric, and agrees by half its width). A bad flag or an agent that cannot be used: one line, exit status 2.
 """
 
 from __future__ import annotations
@@ -30,14 +32,23 @@ def number(x: float) -> str:
 
 
 def result_text(result: dict) -> str:
+    """``+14,959 ± 500``; a share of games won with its (asymmetric) interval: ``98.0% (95.0-99.2%)``."""
+    if {"low", "high", "games"} <= result.keys():
+        return f"{result['mean']:.1%} ({result['low']:.1%}-{result['high']:.1%})"
     return f"{number(result['mean'])} ± {number(result['ci95'])[1:]}"
+
+
+def counted(evaluation: dict, n: int | None = None) -> str:
+    """``50,000 deals``, or ``200 games`` for a game without deals (the card has ``games``)."""
+    n = evaluation["deals"] if n is None else n
+    return f"{n:,} {'games' if 'games' in evaluation else 'deals'}"
 
 
 def strength_line(card: dict) -> str:
     """``game/name: vs random +14,959 ± 500, ... mbb/hand over 50,000 deals``: one line."""
     ev = card["evaluation"]
     vs = ", ".join(f"{bot} {result_text(r)}" for bot, r in ev["baselines"].items())
-    return f"{card['game']}/{card['name']}: vs {vs} {ev['unit']} over {ev['deals']:,} deals"
+    return f"{card['game']}/{card['name']}: vs {vs} {ev['unit']} over {counted(ev)}"
 
 
 def list_agents() -> int:
@@ -55,11 +66,11 @@ def evaluate(game: str, name: str, *, deals: int | None, seed: int) -> int:
     hook = hooks.hook(game)
     deals = hook.DEFAULT_DEALS if deals is None else deals
     ev = card["evaluation"]
-    print(f"{game}/{name}: measuring again over {deals:,} deals (seed {seed}), {ev['unit']}; the card's "
-          f"figures are over {ev['deals']:,} deals")
+    print(f"{game}/{name}: measuring again over {counted(ev, deals)} (seed {seed}), {ev['unit']}; the card's "
+          f"figures are over {counted(ev)}")
     start = time.perf_counter()
     measured = hook.measure(player, baselines=list(ev["baselines"]), deals=deals, seed=seed)
-    rows = [("baseline", f"card ({ev['deals']:,} deals)", f"measured ({deals:,} deals)", "agree")]
+    rows = [("baseline", f"card ({counted(ev)})", f"measured ({counted(ev, deals)})", "agree")]
     for bot, was in ev["baselines"].items():
         now = measured["baselines"][bot]
         agree = abs(now["mean"] - was["mean"]) <= math.hypot(now["ci95"], was["ci95"])
@@ -77,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--evaluate", nargs=2, metavar=("GAME", "NAME"),
                    help="play the card's evaluation of the agent again and compare")
     p.add_argument("--deals", type=int, default=None, metavar="N",
-                   help="with --evaluate: deals per baseline (default: the game's, hold'em 2,000)")
+                   help="with --evaluate: deals per baseline, games in Hex (default: the game's, hold'em "
+                        "2,000, Hex 20; the card's own count measures at the card's scale)")
     p.add_argument("--seed", type=int, default=0, help="with --evaluate: the deals' seed (0)")
     return p
 

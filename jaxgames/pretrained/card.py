@@ -1,15 +1,15 @@
 """The card of a shipped agent: ``card.json`` beside its ``params.npz``, what it is, where it
 comes from and how strong it measured, and the hash its parameter file is checked against.
 
-Fields (all required but ``hands_trained``, ``checkpoint`` and ``notes``):
+Fields (all required but ``hands_trained``, ``games_trained``, ``checkpoint`` and ``notes``):
 
 - ``game``, ``name``: the folder it sits in, ``agents/<game>/<name>/``;
 - ``description``: one line;
 - ``config``: the training run's ``config.json``, as it was (the game's hook rebuilds the
   network from it);
 - ``command``, ``commit``, ``cpu``, ``training_seconds``: the command that trained it, the git
-  commit it ran at, the CPU it ran on and how long it took; ``hands_trained`` (or the game's
-  count of what it trained on) where the run's summary has it; ``checkpoint``: which of the
+  commit it ran at, the CPU it ran on and how long it took; ``hands_trained`` (card games) or
+  ``games_trained`` (board games) where the run's summary has it; ``checkpoint``: which of the
   run's checkpoints was exported (``best/2950``); ``notes``: anything else a reader should know;
 - ``evaluation``: ``unit`` (``"mbb/hand"``, ...), ``deals`` (what the 95% intervals are over:
   deals, or games where a game has none), ``method`` (one line) and ``baselines``:
@@ -41,7 +41,8 @@ _NUMBER = (numbers.Real,)
 REQUIRED = {"game": _TEXT, "name": _TEXT, "description": _TEXT, "config": (dict,), "command": _TEXT,
             "commit": _TEXT, "cpu": _TEXT, "training_seconds": _NUMBER, "evaluation": (dict,),
             "params_sha256": _TEXT, "bytes": (numbers.Integral,)}
-OPTIONAL = {"hands_trained": (numbers.Integral,), "checkpoint": _TEXT, "notes": _TEXT}
+OPTIONAL = {"hands_trained": (numbers.Integral,), "games_trained": (numbers.Integral,), "checkpoint": _TEXT,
+            "notes": _TEXT}
 
 
 class PretrainedError(ValueError):

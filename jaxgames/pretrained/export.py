@@ -58,7 +58,7 @@ def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commi
     params_file = checkpoints.write_npz(staging / PARAMS, params)
     card = {"game": game, "name": name, "description": fields["description"], "config": config,
             "command": command, "commit": commit, "cpu": cpu, "training_seconds": float(seconds),
-            **({"hands_trained": fields["hands_trained"]} if "hands_trained" in fields else {}),
+            **{k: fields[k] for k in ("hands_trained", "games_trained") if k in fields},
             "checkpoint": checkpoint, "evaluation": fields["evaluation"],
             **({"notes": notes} if notes else {}),
             "params_sha256": sha256(params_file), "bytes": params_file.stat().st_size}

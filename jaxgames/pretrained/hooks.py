@@ -15,10 +15,11 @@ A game's hook module defines:
   (``best/2950``); a ``ValueError`` with one line when the folder cannot be used, or when the
   summary's evaluation is of other parameters than those read;
 - ``card_fields(config, summary) -> dict``: the card's ``description``, ``evaluation`` and
-  any count of what it trained on (``hands_trained``), from the run's summary;
+  any count of what it trained on (``hands_trained``, ``games_trained``), from the run's summary;
 - ``measure(player, *, baselines, deals, seed) -> dict``: the ``evaluation`` measured again,
   against the ``baselines`` named, over ``deals`` deals (the card's shape);
-- ``DEFAULT_DEALS``: the deals ``python -m jaxgames.pretrained --evaluate`` plays by default.
+- ``DEFAULT_DEALS``: the deals ``python -m jaxgames.pretrained --evaluate`` plays by default
+  (games, in a game without deals: Hex).
 
 Adding a game: its module here in :data:`HOOKS`, its agents under ``agents/<game>/``.
 """
@@ -33,6 +34,7 @@ __all__ = ["HOOKS", "hook"]
 #: game -> its hook module
 HOOKS = {
     "hearts": "jaxgames.pretrained.hearts",
+    "hex": "jaxgames.pretrained.hex",
     "holdem": "jaxgames.pretrained.holdem",
     "ten_half": "jaxgames.pretrained.ten_half",
 }
