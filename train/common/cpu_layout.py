@@ -60,9 +60,10 @@ ENV = "JAXGAMES_CPU_LAYOUT"
 CACHE_ENV = "JAXGAMES_CACHE_DIR"
 CACHE_VERSION = 1
 
-# Timing: ROUNDS bursts of BURST_SECONDS per layout, interleaved. The medians of three ~0.3 s
-# bursts told the layouts apart where they differ by 10% or more (docs/lab/benchmarks.md).
-ROUNDS = 3
+# Timing: ROUNDS bursts of BURST_SECONDS per layout, in turns, so that a change in the machine's
+# load falls on both layouts alike, and the median drops the bursts another job's spike hit.
+# The set-up (imports, the table, a compile) costs far more than the bursts.
+ROUNDS = 5
 BURST_SECONDS = 0.3
 CHILD_TIMEOUT = 300.0   # a child's set-up (imports, a compile) or one burst; then it is given up
 
