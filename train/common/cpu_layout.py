@@ -287,14 +287,15 @@ def measure_in_children(probe: Probe, layouts=LAYOUTS, rounds: int = ROUNDS,
                         burst_seconds: float = BURST_SECONDS) -> dict[str, float]:
     """Each layout's median burst rate, timed in turns (see the module docstring). Raises
     RuntimeError (one line) if a child fails, or :class:`NotCPU` if its backend is not the CPU's."""
-    procs, errs = {}, {}
+    procs, errs, done = {}, {}, False
     try:
         for layout in layouts:
             errs[layout] = tempfile.TemporaryFile("w+")
             procs[layout] = _spawn(layout, probe, errs[layout])
         for layout, proc in procs.items():
-            answer = _answer(proc, layout, errs[layout], time.monotonic() + CHILD_TIMEOUT)
-            kind = answer.split()[-1]
+            word, _, kind = _answer(proc, layout, errs[layout], time.monotonic() + CHILD_TIMEOUT).partition(" ")
+            if word != "ready":
+                raise RuntimeError(f"the {layout!r} probe said {word!r} where it should say it is ready")
             if kind != "cpu":
                 raise NotCPU(kind)
         rates = {layout: [] for layout in layouts}
@@ -306,15 +307,20 @@ def measure_in_children(probe: Probe, layouts=LAYOUTS, rounds: int = ROUNDS,
                 rates[layout].append(float(_answer(procs[layout], layout, errs[layout],
                                                    time.monotonic() + CHILD_TIMEOUT)))
             order.reverse()
+        done = True
         return {layout: statistics.median(r) for layout, r in rates.items()}
     finally:
+        # done: the children wait for their next word and leave at once; else one may still be
+        # setting up (compiling), and is not waited for
         for proc in procs.values():
-            if proc.poll() is None:
+            if proc.poll() is None and done:
                 try:
                     proc.stdin.write("quit\n")
                     proc.stdin.flush()
-                except OSError:
+                except OSError:   # it ended meanwhile
                     pass
+            elif proc.poll() is None:
+                proc.kill()
         for proc in procs.values():
             try:
                 proc.wait(timeout=30)
@@ -333,16 +339,20 @@ def _child(argv: list[str]) -> None:
     """``LAYOUT TARGET KWARGS``: pin (or not) before the backend starts, set the probe up, say
     "ready <backend>", then answer "go SECONDS" with a rate until "quit"."""
     layout, target, kwargs = argv[0], argv[1], json.loads(argv[2])
+    # The answers go to a copy of stdout; whatever the probe prints (Python or C) goes to
+    # stderr, so that no stray line is read as an answer.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     apply(layout)
     module, _, name = target.partition(":")
     burst = getattr(importlib.import_module(module), name)(**kwargs)
     jax = sys.modules.get("jax")   # a probe that never imported JAX pins only its own threads
-    print(f"ready {jax.default_backend() if jax else 'cpu'}", flush=True)
+    print(f"ready {jax.default_backend() if jax else 'cpu'}", file=answers, flush=True)
     for line in sys.stdin:
         word, *rest = line.split()
         if word != "go":
             break
-        print(repr(float(burst(float(rest[0])))), flush=True)
+        print(repr(float(burst(float(rest[0])))), file=answers, flush=True)
     # JAX's teardown (freeing the probe's tables, its threads) took ~1 s; nothing is left to save
     os._exit(0)
 

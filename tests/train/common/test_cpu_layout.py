@@ -149,6 +149,7 @@ def probe(one=2.0, all=1.0, fail=False):
     if fail:
         raise ValueError("stand-in set-up failed")
     pinned = len(os.sched_getaffinity(0)) == 1
+    print("a probe that talks on stdout")   # must not be read as an answer
     return lambda seconds: one if pinned else all
 '''
 
