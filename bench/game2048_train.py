@@ -201,10 +201,13 @@ def _choose_layout(args, parser):
         parser.error(str(e))
 
 
-def _line(name: str, r: dict, rate: float) -> str:
+def _line(name: str, r: dict, rate: float, on_cpu: bool = True) -> str:
+    """One side's rate; per CPU-second only for what runs on the CPU (an accelerator's work
+    does not show in the host's CPU time)."""
+    cpu = (f"; {r['moves'] / max(r['cpu_seconds'], 1e-9):,.0f} moves per CPU-second, "
+           f"{r['cpu_seconds'] / r['seconds']:.2f} cores busy" if on_cpu else "")
     return (f"{name + ':':9} {rate:>12,.0f} moves/s  ({r['moves']:,} moves, {r['games']:,} games "
-            f"in {r['seconds']:.1f} s; {r['moves'] / max(r['cpu_seconds'], 1e-9):,.0f} moves per "
-            f"CPU-second, {r['cpu_seconds'] / r['seconds']:.2f} cores busy)")
+            f"in {r['seconds']:.1f} s{cpu})")
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -281,8 +284,9 @@ def main(argv: list[str] | None = None) -> dict:
     if cpp is not None:
         result.update(cpp=cpp, cpp_moves_per_s=sides[[n for n, *_ in sides].index("C++")][2])
         result["ratio"] = jax_rate / result["cpp_moves_per_s"]
-        result["ratio_cpu"] = (ours["moves"] / max(ours["cpu_seconds"], 1e-9)) \
-            / (cpp["moves"] / max(cpp["cpu_seconds"], 1e-9))
+        if on_cpu:
+            result["ratio_cpu"] = (ours["moves"] / max(ours["cpu_seconds"], 1e-9)) \
+                / (cpp["moves"] / max(cpp["cpu_seconds"], 1e-9))
     if tdl is not None:
         result.update(tdl2048=tdl, tdl2048_moves_per_s=tdl["moves"] / tdl["seconds"])
         result["ratio_tdl2048"] = jax_rate / result["tdl2048_moves_per_s"]
@@ -304,7 +308,7 @@ def main(argv: list[str] | None = None) -> dict:
     if tdl is not None:
         print(f"TDL2048:  1 thread, {tdl['blocks']} blocks of 1,000 games, on the host CPU ({tdl['command']})")
     for name, r, rate in sides:
-        print(_line(name, r, rate))
+        print(_line(name, r, rate, on_cpu or name != "jaxgames"))
     if cpp is not None:
         per_cpu = f"  (per CPU-second: {result['ratio_cpu']:.2f}x)" if on_cpu else ""
         print(f"ratio jaxgames / C++: {result['ratio']:.2f}x{per_cpu}")
