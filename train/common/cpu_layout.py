@@ -91,6 +91,7 @@ class Decision:
     seconds: float = 0.0          # what deciding cost this process (the probe's wall time)
     measured_at: str = ""
     unit: str = "moves/s"
+    load: str = ""                # the load average when measured: a busy machine favours one core
 
     def line(self, flag: str = "--cpu-layout") -> str:
         """One line for the log: the layout and why."""
@@ -99,9 +100,10 @@ class Decision:
         rates = ", ".join(f"{LAYOUT_WORDS[k]} {v / 1e6:.2f} M" for k, v in
                           sorted(self.rates.items(), key=lambda kv: -kv[1]))
         if self.how == "measured":
-            why = f"measured now in {self.seconds:.1f} s: {rates} {self.unit}"
+            why = f"measured now in {self.seconds:.1f} s, load {self.load}: {rates} {self.unit}"
         elif self.how == "cached":
-            why = f"measured {self.measured_at} on this CPU: {rates} {self.unit}; {flag} measure measures again"
+            why = (f"measured {self.measured_at} on this CPU, load {self.load}: {rates} {self.unit}; "
+                   f"{flag} measure measures again")
         else:
             why = self.how
         return f"cpu layout: {LAYOUT_WORDS[self.layout]} ({why})"
@@ -175,7 +177,9 @@ def _read_cache(path: pathlib.Path, log: Callable[[str], None]) -> dict:
         data = json.loads(text)
         entries = data["entries"]
         if data.get("version") != CACHE_VERSION or not isinstance(entries, dict) or not all(
-                isinstance(e, dict) and e.get("layout") in LAYOUTS for e in entries.values()):
+                isinstance(e, dict) and e.get("layout") in LAYOUTS and isinstance(e.get("rates", {}), dict)
+                and all(k in LAYOUTS and isinstance(v, (int, float)) for k, v in e.get("rates", {}).items())
+                for e in entries.values()):
             raise ValueError("not this program's format")
     except (ValueError, KeyError, TypeError) as e:
         why = "not JSON" if isinstance(e, json.JSONDecodeError) else str(e) or type(e).__name__
@@ -399,7 +403,8 @@ def choose(request: str, probe: Probe, *, cache: pathlib.Path | None = None,
     if request == "auto" and key in entries:
         e = entries[key]
         return Decision(e["layout"], "cached", e.get("rates", {}), 0.0, e.get("measured_at", "earlier"),
-                        probe.unit)
+                        probe.unit, (str(e.get("load_average") or "unknown").split() or ["unknown"])[0])
+    load = _load_average()   # before the probe's own children add to it
     t = clock()
     try:
         rates = dict((measure or measure_in_children)(probe))
@@ -413,9 +418,9 @@ def choose(request: str, probe: Probe, *, cache: pathlib.Path | None = None,
     when = time.strftime("%Y-%m-%d %H:%M")
     entries = _read_cache(cache, lambda _: None)    # another run may have added its own since
     entries[key] = {"layout": layout, "rates": rates, "measured_at": when, "probe_seconds": round(seconds, 2),
-                    "load_average": _load_average()}
+                    "load_average": load}
     _write_cache(cache, entries, log)
-    return Decision(layout, "measured", rates, seconds, when, probe.unit)
+    return Decision(layout, "measured", rates, seconds, when, probe.unit, load.split()[0])
 
 
 def _load_average() -> str:

@@ -76,6 +76,7 @@ def test_a_cache_hit_measures_nothing(machine):
 
 
 @pytest.mark.parametrize("text", ["{not json", json.dumps({"version": 1, "entries": {"k": {"layout": "two"}}}),
+                                  json.dumps({"version": 1, "entries": {"k": {"layout": "one", "rates": {"one": "x"}}}}),
                                   json.dumps([1, 2]), json.dumps({"version": 99, "entries": {}})])
 def test_a_damaged_cache_is_said_in_one_line_and_measured_over(machine, text):
     cache, lines = machine
