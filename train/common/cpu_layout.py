@@ -3,9 +3,10 @@
 XLA's CPU backend sizes its thread pool from the CPUs the process may use when the backend
 starts, and splits its largest kernels over them (the compiled HLO marks them with
 ``outer_dimension_partitions``). Which is faster depends on the CPU: the 2048 learner ran 1.7x
-faster pinned to one core on a 2-core Intel Xeon, while on a 2-core AMD EPYC (Zen 5) both
-cores won (docs/benchmarks.md). So instead of a fixed choice that loses on one of them,
-:func:`select` measures the layouts once per machine and keeps the fastest:
+faster pinned to one core on a 2-core Intel Xeon; on a 2-core AMD EPYC (Zen 5) both cores won
+when the machine was quiet and one core (by 21-25%) when other jobs kept it busy
+(docs/benchmarks.md). So instead of a fixed choice, :func:`select` measures the layouts once
+per machine and keeps the fastest:
 
 - ``all``: every CPU this process may use (XLA's default; nothing is changed);
 - ``one``: the process pinned to one CPU (its lowest): XLA runs every kernel on one thread.
@@ -27,7 +28,10 @@ round (ABBA), and keeps each layout's median rate. A child waiting for its turn 
 two never compete while timed. The choice is cached in ``~/.cache/jaxgames/cpu_layout.json``
 (``$XDG_CACHE_HOME``, or ``$JAXGAMES_CACHE_DIR``) under the CPU model, the usable and total
 core counts, the jax and jaxlib versions, ``XLA_FLAGS`` and the probe and its arguments, so
-later runs pay nothing. A damaged cache file is reported on one line and measured over.
+later runs pay nothing (measuring took 15-20 s on the busy 2-core Zen 5, most of it the
+children's set-up). A damaged cache file is reported on one line and measured over. The choice
+is the one measured, under that moment's load (kept in the cache and shown): ``measure`` when the
+load has changed for good.
 
 Only the CPU backend is touched: where JAX would start a GPU or TPU backend, nothing changes.
 """
