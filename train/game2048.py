@@ -21,10 +21,13 @@ from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.algos.ntuple_td_probe import select_layout
 from train.common import RunConfig, exit_on_user_error, parse
 from train.common.cpu_layout import check_request
+from train.algos import ntuple_td as td
 from train.common.config import check_int32, check_memory
 from train.games import game2048 as lib
 
 GAME = lib.GAME
+#: batches from this many games per update take the "mean" shared step under auto
+MEAN_STEP_FROM_GAMES = 256
 PROG = "python -m train.game2048"
 
 
@@ -59,6 +62,10 @@ class Config(RunConfig):
     """Initial value of every board (optimistic initialisation when > 0)."""
     tc: bool = False
     """Temporal-coherence adaptive learning rates."""
+    shared_step: str = "auto"
+    """How the steps of one update's games on a shared weight combine: sum, mean (the summed
+    step divided by the games that stepped it), or auto: mean from 256 games per update, where
+    the sum overshoots (docs/benchmarks.md), sum below (as learned online, and faster on a CPU)."""
     train_moves: int = 200_000_000
     """Training budget in moves (all games together). The quick preset's 200 M keeps its run,
     evaluations included, within 10 minutes on the slowest 2-core machine we measured (0.62 M
@@ -86,6 +93,13 @@ class Config(RunConfig):
         return NTupleNetwork(patterns=parse_patterns(self.patterns), base=base)
 
     @property
+    def step_rule(self) -> str:
+        """``shared_step`` with auto resolved: "sum" or "mean"."""
+        if self.shared_step != "auto":
+            return self.shared_step
+        return "mean" if self.num_games >= MEAN_STEP_FROM_GAMES else "sum"
+
+    @property
     def num_updates(self) -> int:
         return max(1, self.train_moves // self.num_games)
 
@@ -104,6 +118,8 @@ class Config(RunConfig):
             raise ValueError(f"lam must be in [0, 1], got {self.lam}")
         if self.learning_rate <= 0:
             raise ValueError("learning_rate must be > 0")
+        if self.shared_step not in ("auto", *td.SHARED_STEPS):
+            raise ValueError(f"shared_step must be auto, {' or '.join(td.SHARED_STEPS)}, got {self.shared_step!r}")
         if not self.final_depths or any(d < 1 or d > 3 for d in self.final_depths):
             raise ValueError(f"final_depths must be in 1..3, got {self.final_depths}")
         if self.init_tables and not pathlib.Path(self.init_tables).is_file():
@@ -122,8 +138,8 @@ class Config(RunConfig):
         features = net.num_features
         slots = self.trace_length if self.lam > 0 else 1
         held = {
-            "the n-tuple tables (patterns, base, tc)":
-                len(net.patterns) * net.table_size * (3 if self.tc else 1) * 4,
+            "the n-tuple tables (patterns, base, tc, shared_step)":
+                len(net.patterns) * net.table_size * (1 + 2 * self.tc + (self.step_rule == "mean")) * 4,
             "the games' afterstate traces (num_games, trace_length)":
                 self.num_games * (16 + slots * (4 * features + 4) + 12),
         }

@@ -8,6 +8,8 @@ counters), or on properties every spawn satisfies.
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -580,3 +582,102 @@ def test_second_chunk_does_not_compile_and_the_table_stays_in_its_huge_page_buff
     assert carry.table.unsafe_buffer_pointer() == pointer
     assert np.asarray(m["moves"]).shape == (3,) and (np.asarray(carry.moves) >= 6).all()
     assert td.advise_huge_pages(carry.table) is False               # small tables are left alone
+
+
+# -- the shared step: sum or mean of the games' steps on one weight --------------------------
+
+_td_step = {(rule, tc): jax.jit(functools.partial(
+    td.td_step, td.TDConfig(network=TINY, num_games=3, learning_rate=ALPHA, shared_step=rule, tc=tc)))
+    for rule in td.SHARED_STEPS for tc in (False, True)}
+
+
+def hand_batch(rows, slots=1):
+    """Feature indices [G, H, F] of hand-made afterstates (one board per slot) of TINY."""
+    return np.asarray([[np_indices(b, TP, TB) for b in game] for game in rows], np.int32).reshape(
+        len(rows), slots, TINY.num_features)
+
+
+def expected_step(weights, trace, delta, stepped, rule):
+    """The documented step in NumPy: α/F times each game's error per feature read (a weight
+    read twice by one game gets twice the step); with the mean rule each weight's summed step
+    divided by the number of games whose stepped slots read it."""
+    step = np.zeros(weights.size)
+    games = np.zeros(weights.size)
+    for g in range(trace.shape[0]):
+        touched = set()
+        for h in range(trace.shape[1]):
+            if stepped[g, h]:
+                for i in trace[g, h]:
+                    step[i] += ALPHA / TINY.num_features * delta[g, h]
+                    touched.add(int(i))
+        for i in touched:
+            games[i] += 1
+    return weights + (step / np.maximum(games, 1) if rule == "mean" else step)
+
+
+# afterstates whose (corner, edge) pairs read one weight under several symmetries (the empty
+# corners' weight 0), and one each of their own (the corner tile's)
+SHARED_A = bd([[1, 0, 0, 0], [0, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+SHARED_B = bd([[0, 0, 0, 2], [0, 3, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]])
+OTHER = bd([[5, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 7]])
+
+
+def test_one_game_the_mean_step_equals_the_sum():
+    """One game (nothing shared between games): both rules give the same table, including a
+    weight the afterstate reads several times, over slots of a λ trace, and with TC."""
+    w = tiny_weights(11)
+    trace = hand_batch([[SHARED_A, SHARED_B, OTHER]], slots=3)
+    assert len(np.unique(trace)) < trace.size                      # some weight is read twice
+    delta = np.array([[3.0, -1.5, 0.5]], np.float32)
+    stepped = np.array([[True, True, True]])
+    for tc in (False, True):
+        tables = {}
+        for rule in td.SHARED_STEPS:
+            table = td.make_table(jnp.asarray(w), tc, count_column=rule == "mean")
+            tables[rule] = np.asarray(_td_step[rule, tc](table, jnp.asarray(trace), jnp.asarray(delta),
+                                                         jnp.asarray(stepped)))
+        np.testing.assert_allclose(tables["mean"][:, :-1], tables["sum"], rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(tables["mean"][:, -1], 0.0)       # the counts are zero again
+    np.testing.assert_allclose(tables["sum"][:, 0], expected_step(w, trace, delta, stepped, "sum"), rtol=1e-6)
+
+
+def test_two_games_on_one_weight_get_the_documented_step():
+    """Three games, two of them reading shared weights with errors +4 and -1, the third not
+    stepped (its slot is not updated): the mean rule halves the shared weights' summed step and
+    leaves the others' steps whole; the sum rule adds them."""
+    w = tiny_weights(12)
+    trace = hand_batch([[SHARED_A], [SHARED_B], [OTHER]])
+    delta = np.array([[4.0], [-1.0], [0.0]], np.float32)
+    stepped = np.array([[True], [True], [False]])
+    shared = np.intersect1d(trace[0], trace[1])
+    assert shared.size and np.setdiff1d(trace[0], trace[1]).size and np.intersect1d(trace[2], trace[0]).size
+    for rule in td.SHARED_STEPS:
+        table = td.make_table(jnp.asarray(w), False, count_column=rule == "mean")
+        out = np.asarray(_td_step[rule, False](table, jnp.asarray(trace), jnp.asarray(delta),
+                                               jnp.asarray(stepped)))
+        want = expected_step(w, trace, delta, stepped, rule)
+        np.testing.assert_allclose(out[:, 0], want, rtol=1e-6, atol=1e-6)
+        i = shared[0]
+        m0, m1 = (trace[0, 0] == i).sum(), (trace[1, 0] == i).sum()
+        summed = ALPHA / TINY.num_features * (4.0 * m0 - 1.0 * m1)
+        assert out[i, 0] - w[i] == pytest.approx(summed / 2 if rule == "mean" else summed, rel=1e-5)
+    np.testing.assert_array_equal(out[:, -1], 0.0)
+
+
+def test_mean_rule_updates_in_place_and_compiles_once():
+    from train.common import make_chunk
+    cfg = td.TDConfig(network=TINY, num_games=8, shared_step="mean", lam=0.5, trace_length=3)
+    chunk = make_chunk(chex.assert_max_traces(td.make_update(cfg, MODEL), n=1), 4)
+    carry = td.init(cfg, MODEL, jax.random.key(0))
+    assert carry.table.shape == (TINY.table_size, 2)
+    pointer = carry.table.unsafe_buffer_pointer()
+    for start in (0, 4, 8):
+        carry, m = chunk(carry, jax.random.key(1), jnp.int32(start))
+    assert chunk._cache_size() == 1 and carry.table.unsafe_buffer_pointer() == pointer
+    np.testing.assert_array_equal(np.asarray(carry.table)[:, 1], 0.0)
+    assert np.asarray(m["moves"]).sum() > 0 and np.isfinite(np.asarray(carry.weights)).all()
+
+
+def test_shared_step_is_checked():
+    with pytest.raises(ValueError, match="shared_step must be one of sum, mean"):
+        td.TDConfig(network=TINY, shared_step="avg")

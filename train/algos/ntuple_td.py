@@ -12,6 +12,15 @@ Options behind the current records: optimistic initialisation (every board start
 ``optimistic_init``) and temporal coherence (TC: each weight's step is scaled by
 ``|Σ errors| / Σ |errors|`` of the updates it received; Beal & Smith 1999, Jaśkowski 2018).
 
+Many games step the table at once, so a weight read by k games of a batch moves k steps in one
+update, where online play would have moved it k times, each after re-reading it. ``shared_step``
+says how those steps combine: ``"sum"`` adds them (what the source's online rule gives at small
+batches), ``"mean"`` divides a weight's summed step by the number of games that stepped it, the
+minibatch average of the per-weight steps (a weight one game alone touched gets exactly the
+online step, so with one game the two rules are the same). Large batches need the mean: at 4,096
+games one weight is stepped by up to ~800 games per update and the sum overshoots its target
+(docs/lab/benchmarks.md).
+
 One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
 with one scatter-add; finished games restart at once.
 
@@ -48,14 +57,23 @@ class TDConfig:
     trace_length: int = 5          # h: afterstates kept for the truncated λ-return (λ > 0)
     optimistic_init: float = 0.0   # initial value of every board
     tc: bool = False               # temporal-coherence adaptive learning rates
+    shared_step: str = "sum"       # "sum" | "mean": how the batch's steps of one weight combine
+
+    def __post_init__(self):
+        if self.shared_step not in SHARED_STEPS:
+            raise ValueError(f"shared_step must be one of {', '.join(SHARED_STEPS)}, got {self.shared_step!r}")
+
+
+SHARED_STEPS = ("sum", "mean")
 
 
 @chex.dataclass(frozen=True)
 class TDCarry:
-    # float32 [P * table, C]: column 0 the n-tuple weights (flat), and with TC columns 1, 2 the
-    # Σ error and Σ |error| of each weight. One array, read by one gather and written by one
-    # scatter: split into three, XLA on CPU copies the tables at every step instead of
-    # updating them in place (300x slower, measured).
+    # float32 [P * table, C]: column 0 the n-tuple weights (flat), with TC columns 1, 2 the
+    # Σ error and Σ |error| of each weight, and with the "mean" shared step a last column that
+    # counts, during an update, the games stepping each weight (zero between updates). One
+    # array, read by one gather and written by one scatter: split into three, XLA on CPU copies
+    # the tables at every step instead of updating them in place (300x slower, measured).
     table: chex.Array
     board: chex.Array       # int8 [G, 16]  each game's position before its next move
     trace: chex.Array       # int32 [G, H, F]  feature indices of the last H afterstates (newest last)
@@ -82,7 +100,8 @@ def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
     net = cfg.network
     g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
     return TDCarry(
-        table=make_table(net.init_weights(cfg.optimistic_init), cfg.tc),
+        table=make_table(net.init_weights(cfg.optimistic_init), cfg.tc,
+                         count_column=cfg.shared_step == "mean"),
         board=jax.vmap(lambda k: model.start_from_words(rng.random_words(k, 4)))(jax.random.split(key, g)),
         trace=jnp.zeros((g, h, f), jnp.int32),
         trace_reward=jnp.zeros((g, h), jnp.float32),
@@ -92,15 +111,18 @@ def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
     )
 
 
-def make_table(weights, tc: bool, tc_error=None, tc_abs=None, *, huge_pages: bool = True) -> jax.Array:
-    """The carry's table from flat weights (and TC sums, zero by default), on huge pages where
-    the OS offers them (``advise_huge_pages``)."""
-    if not tc:
-        table = weights[:, None]
-    else:
-        zeros = jnp.zeros_like(weights)
-        table = jnp.stack([weights, zeros if tc_error is None else tc_error,
-                           zeros if tc_abs is None else tc_abs], axis=1)
+def make_table(weights, tc: bool, tc_error=None, tc_abs=None, *, count_column: bool = False,
+               huge_pages: bool = True) -> jax.Array:
+    """The carry's table from flat weights (and TC sums, zero by default; with
+    ``count_column``, the "mean" shared step's zeroed counts), on huge pages where the OS
+    offers them (``advise_huge_pages``)."""
+    zeros = jnp.zeros_like(weights)
+    columns = [weights]
+    if tc:
+        columns += [zeros if tc_error is None else tc_error, zeros if tc_abs is None else tc_abs]
+    if count_column:
+        columns.append(zeros)
+    table = jnp.stack(columns, axis=1)
     if huge_pages:
         advise_huge_pages(table)
     return table
@@ -167,7 +189,6 @@ def make_update(cfg: TDConfig, model):
     """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
     net = cfg.network
     h = _trace_slots(cfg)
-    alpha = cfg.learning_rate / net.num_features
     lam = cfg.lam
 
     def targets(table, trace, trace_reward, trace_len, next_value):
@@ -208,22 +229,14 @@ def make_update(cfg: TDConfig, model):
             new_board = jnp.where(alive, model.spawn_from_words(after, words[0], words[1]),
                                   model.start_from_words(words))
             return (new_board, new_trace, new_reward, new_len, reward, alive,
-                    trace, delta)
+                    trace, delta, update_slot)
 
         return jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
                              _game_words(key, cfg.num_games))
 
     def update(carry: TDCarry, key: jax.Array):
-        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta) = play(carry, key)
-        flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
-        err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
-        table = carry.table
-        if cfg.tc:
-            rows = table[flat_idx]                                       # [N, 3]
-            rate = jnp.where(rows[:, 2] > 0, jnp.abs(rows[:, 1]) / jnp.maximum(rows[:, 2], 1e-30), 1.0)
-            table = table.at[flat_idx].add(jnp.stack([alpha * rate * err, err, jnp.abs(err)], -1))
-        else:
-            table = table.at[flat_idx, 0].add(alpha * err)
+        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta, stepped) = play(carry, key)
+        table = td_step(cfg, carry.table, old_trace, delta, stepped)
         score = carry.score + jnp.where(alive, reward, 0)
         moves = carry.moves + alive.astype(jnp.int32)
         ended = ~alive
@@ -241,6 +254,56 @@ def make_update(cfg: TDConfig, model):
         return carry, metrics
 
     return update
+
+
+def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Array,
+            stepped: jax.Array) -> jax.Array:
+    """The carry's table after the TD errors ``delta`` float32 [G, H] of the afterstates
+    ``old_trace`` int32 [G, H, F] (their feature indices), α split over the F features and the
+    games' steps on a shared weight combined by ``cfg.shared_step``; ``stepped`` bool [G, H]
+    marks the slots updated (``delta`` is 0 elsewhere)."""
+    alpha = cfg.learning_rate / cfg.network.num_features
+    flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
+    err = jnp.broadcast_to(delta[..., None], old_trace.shape).reshape(-1)
+    columns = []
+    if cfg.tc:
+        rows = table[flat_idx]                                       # [N, C]
+        rate = jnp.where(rows[:, 2] > 0, jnp.abs(rows[:, 1]) / jnp.maximum(rows[:, 2], 1e-30), 1.0)
+        columns = [err, jnp.abs(err)]
+        err = rate * err
+    if cfg.shared_step == "sum":
+        if not columns:
+            return table.at[flat_idx, 0].add(alpha * err)
+        return table.at[flat_idx].add(jnp.stack([alpha * err, *columns], -1))
+    first = _first_per_game(old_trace, stepped).reshape(-1)
+    # Count the games stepping each weight in the (zeroed) last column, read the counts,
+    # then step and zero the counts again in one scatter: all in place in the one table.
+    # The counts are written through the errors (a game with a non-finite error counts for
+    # nothing) because that orders every read of the old table, which the errors need,
+    # before the first write. With nothing ordering them, XLA copies the whole table every
+    # update to keep them apart (measured: hundreds of times slower; an optimization
+    # barrier did not stop it).
+    counted = jnp.where(jnp.isfinite(err), first, 0.0)
+    table = table.at[flat_idx, -1].add(counted)
+    games = table[flat_idx, -1]
+    return table.at[flat_idx].add(jnp.stack([alpha * err / jnp.maximum(games, 1.0), *columns, -counted], -1))
+
+
+def _first_per_game(trace, stepped):
+    """float32 [G, H, F]: 1 where a stepped slot's feature reads a weight that no earlier
+    feature of the same game's stepped slots read, so that summing it counts each game once per
+    weight it steps. ``trace`` int32 [G, H, F], ``stepped`` bool [G, H].
+
+    Compared pairwise within each game ((H F)^2 compares): on the CPU that costs less than
+    sorting each game's indices (measured at 128 and 4,096 games: +38 and +374 µs per update,
+    against +22 µs and +1.6 ms for a sort and 4x that for a sort carrying the errors along).
+    """
+    g, h, f = trace.shape
+    idx = trace.reshape(g, h * f)
+    on = jnp.repeat(stepped, f, axis=1)                                     # [G, H*F]
+    earlier = jnp.arange(h * f)[None, :] < jnp.arange(h * f)[:, None]       # [k, j]: j before k
+    seen = ((idx[:, :, None] == idx[:, None, :]) & on[:, None, :] & earlier).any(-1)
+    return (on & ~seen).astype(jnp.float32).reshape(g, h, f)
 
 
 def _game_words(key, num_games):

@@ -29,7 +29,7 @@ def td_config(config) -> td.TDConfig:
     return td.TDConfig(network=config.network(), num_games=config.num_games,
                        learning_rate=config.learning_rate, lam=config.lam,
                        trace_length=config.trace_length, optimistic_init=config.optimistic_init,
-                       tc=config.tc)
+                       tc=config.tc, shared_step=config.step_rule)
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
@@ -48,7 +48,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             weights = load_tables(config.init_tables, net, config.variant)
         except ValueError as e:
             raise UserError(f"--init-tables: {e}") from None
-        carry = carry.replace(table=td.make_table(weights, config.tc))
+        carry = carry.replace(table=td.make_table(weights, config.tc, count_column=tdc.shared_step == "mean"))
     if config.num_updates * config.num_games != config.train_moves:
         print(f"--train-moves {config.train_moves:,} rounded to {config.num_updates * config.num_games:,}: "
               f"every update moves all {config.num_games} games once", file=sys.stderr)
