@@ -1,15 +1,20 @@
 """Play Hex in the terminal against the computer.
 
+    python -m jaxgames.hex.play                                  # the shipped 11x11 agent
+    python -m jaxgames.hex.play --board-size 7                   # the shipped 7x7 agent
     python -m jaxgames.hex.play --opponent uct --simulations 1000 --board-size 11
-    python -m jaxgames.hex.play --opponent agent --checkpoint runs/hex/quick-seed0
+    python -m jaxgames.hex.play --opponent agent --run runs/hex/quick-seed0
 
-The computer is plain UCT (``--opponent uct``, the default) or the trained agent of a
-``python -m train.hex`` run (``--opponent agent --checkpoint runs/hex/<run>``:
+The computer is, by default, the trained agent shipped with jaxgames for the board size
+(``--opponent pretrained``: ``jaxgames.pretrained``'s Hex agents play 7x7, 9x9 and 11x11, the
+default; ``--pretrained NAME`` picks one by name and plays its board), plain UCT (``--opponent
+uct``), or the trained agent of a ``python -m train.hex`` run (``--opponent agent --run
+runs/hex/<run>``; ``--checkpoint`` is the same flag, its older name:
 :func:`jaxgames.hex.agent.load_agent` reads the run's config.json and its best parameters; the
-board size comes from the run, ``--simulations`` defaults to the run's evaluation setting, and
-the swap rule is not available, the agent being trained without it). A run folder that cannot
-be used (missing, not a Hex run, no checkpoint, damaged files) ends with one line and exit
-status 2.
+board size comes from the run). An agent searches with the simulations its evaluation used
+unless ``--simulations`` says otherwise, and plays without the swap rule, being trained without
+it. A run folder or shipped agent that cannot be used (missing, not a Hex run, no checkpoint,
+damaged files), or a board size no shipped agent plays, ends with one line and exit status 2.
 
 Type a cell (``f6``) to play there, ``undo`` to take back your last move and the computer's
 reply, ``swap`` to use the pie rule (``--swap``; White's first move only), ``help``, ``quit``.
@@ -47,7 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
-from jaxgames.hex.agent import AgentError, load_agent
+from jaxgames.hex.agent import Agent, AgentError, load_agent
 from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name, to_cell_name
 from jaxgames.hex.render import render_text
 from jaxgames.hex.sgf import SWAP_NAME, to_sgf
@@ -65,6 +70,8 @@ from jaxgames.terminal import (
 
 PROG = "python -m jaxgames.hex.play"
 DEFAULT_SIZE = 11
+#: the agent shipped with jaxgames (jaxgames.pretrained) for the board size, the default opponent
+PRETRAINED = "pretrained"
 DEFAULT_UCT_SIMULATIONS = 1000
 COLOURS = ("black", "white")
 _COLOUR_NAME = {BLACK: "Black", WHITE: "White"}
@@ -86,13 +93,14 @@ Commands:
 class Settings:
     """One game's options (the command line's flags)."""
 
-    board_size: int | None = None        # None: 11 against UCT, the run's against an agent
+    board_size: int | None = None        # None: 11, or the board of the run (agent) or named agent
     swap: bool = False
     human_colour: str = "black"          # "black" (moves first) or "white"
-    opponent: str = "uct"                # a key of OPPONENTS
-    simulations: int | None = None       # per computer move; None: 1000 (UCT), the run's (agent)
+    opponent: str = PRETRAINED           # a key of OPPONENTS
+    simulations: int | None = None       # per computer move; None: 1000 (UCT), the agent's own
     exploration: float = DEFAULT_EXPLORATION  # UCT's exploration constant
-    checkpoint: str | None = None        # run folder of a trained agent (--opponent agent)
+    run: str | None = None               # run folder of a trained agent (--opponent agent)
+    pretrained: str | None = None        # a shipped agent's name (--opponent pretrained); None: the board's
     seed: int = 0                        # the computer's randomness
     sgf: str | None = None               # where the record goes; None: hex-<time>.sgf here
 
@@ -117,30 +125,67 @@ def _uct_opponent(env, simulations: int, exploration: float) -> tuple[Any, Playe
 
 
 def agent_opponent(settings: Settings) -> tuple[Any, Player]:
-    """The trained agent of the run folder ``settings.checkpoint``
+    """The trained agent of the run folder ``settings.run``
     (:func:`jaxgames.hex.agent.load_agent`), searching with ``settings.simulations`` (None:
     the run's). It plays its run's board: a different ``board_size`` is refused, as is the
     swap rule (the agent is trained without it)."""
-    if not settings.checkpoint:
+    if not settings.run:
         raise OpponentUnavailable("--opponent agent needs the run folder of a trained agent: "
-                                  "--checkpoint runs/hex/<run>")
+                                  "--run runs/hex/<run>")
     try:
-        agent = load_agent(settings.checkpoint, simulations=settings.simulations)
+        agent = load_agent(settings.run, simulations=settings.simulations)
     except AgentError as e:
         raise OpponentUnavailable(str(e)) from None
+    return _fits(agent, settings, f"the agent of {settings.run}", "the board of its run")
+
+
+def pretrained_opponent(settings: Settings) -> tuple[Any, Player]:
+    """The Hex agent shipped with jaxgames (:mod:`jaxgames.pretrained`): ``settings.pretrained``
+    by name, else the one of ``settings.board_size`` (default 11), searching with
+    ``settings.simulations`` (None: the simulations of its card's evaluation). A board size no
+    shipped agent plays, a name of another board, the swap rule or a damaged file: refused
+    with one line."""
+    from jaxgames import pretrained
+
+    try:
+        name = settings.pretrained or shipped_agent_name(
+            DEFAULT_SIZE if settings.board_size is None else settings.board_size)
+        agent = pretrained.load("hex", name)
+    except pretrained.PretrainedError as e:
+        raise OpponentUnavailable(str(e)) from None
+    if settings.simulations is not None:
+        agent = agent.with_simulations(settings.simulations)
+    return _fits(agent, settings, f"the shipped agent {name}", "the board it was trained on")
+
+
+def shipped_agent_name(board_size: int) -> str:
+    """The name of the shipped Hex agent that plays ``board_size`` (reads the cards only);
+    ``PretrainedError`` naming the sizes that ship when none does."""
+    from jaxgames import pretrained
+
+    sizes = {pretrained.card("hex", name)["config"]["board_size"]: name for name in pretrained.names("hex")}
+    if board_size not in sizes:
+        shipped = ", ".join(f"{n}x{n} ({sizes[n]})" for n in sorted(sizes))
+        raise pretrained.PretrainedError(
+            f"--board-size {board_size}: no shipped Hex agent plays {board_size}x{board_size} (the shipped "
+            f"ones play {shipped}); give one of those sizes, or play --opponent uct")
+    return sizes[board_size]
+
+
+def _fits(agent: Agent, settings: Settings, what: str, whose: str) -> tuple[Any, Player]:
+    """``(env, agent)`` if the settings ask for the agent's board (or none) and no swap rule."""
     n = agent.board_size
     if settings.board_size is not None and settings.board_size != n:
-        raise OpponentUnavailable(
-            f"--board-size {settings.board_size}: the agent of {settings.checkpoint} plays "
-            f"{n}x{n} (the board of its run); leave out --board-size or give {n}")
+        raise OpponentUnavailable(f"--board-size {settings.board_size}: {what} plays {n}x{n} ({whose}); "
+                                  f"leave out --board-size or give {n}")
     if settings.swap:
-        raise OpponentUnavailable(f"--swap: the agent of {settings.checkpoint} was trained without "
-                                  f"the swap rule; leave out --swap")
+        raise OpponentUnavailable(f"--swap: {what} was trained without the swap rule; leave out --swap")
     return agent.env, agent
 
 
 #: name -> factory ``settings -> (env, player)``; raises OpponentUnavailable when it cannot.
 OPPONENTS: dict[str, Callable[[Settings], tuple[Any, Player]]] = {
+    PRETRAINED: pretrained_opponent,
     "uct": uct_opponent,
     "agent": agent_opponent,
 }
@@ -420,20 +465,24 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="Play Hex in the terminal against the computer.",
         epilog="In the game: a cell such as f6, undo, swap, help, quit (Ctrl-D also quits). "
                "The game is saved as SGF when it ends.")
-    p.add_argument("--opponent", choices=sorted(OPPONENTS), default="uct",
-                   help="the computer player: uct (plain UCT search, the default) or agent (the "
-                        "trained network and search of a python -m train.hex run; needs --checkpoint)")
+    p.add_argument("--opponent", choices=sorted(OPPONENTS), default=PRETRAINED,
+                   help="the computer player: pretrained (the trained agent shipped with jaxgames for "
+                        "the board size, 7, 9 or 11; the default), uct (plain UCT search) or agent (the "
+                        "trained network and search of a python -m train.hex run; needs --run)")
+    p.add_argument("--pretrained", metavar="NAME", default=None,
+                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
+                        "lists them; default: the one of the board size)")
     p.add_argument("--simulations", type=int, default=None, metavar="N",
                    help=f"search simulations per computer move (default: {DEFAULT_UCT_SIMULATIONS} "
-                        f"for uct; for agent, what the run evaluated with)")
+                        f"for uct; for an agent, what its evaluation used)")
     p.add_argument("--exploration", type=float, default=None, metavar="C",
                    help=f"UCT exploration constant (default {DEFAULT_EXPLORATION}; uct only)")
-    p.add_argument("--checkpoint", metavar="RUN",
+    p.add_argument("--run", "--checkpoint", dest="run", metavar="RUN",
                    help="with --opponent agent: the run folder, runs/hex/<run> (its best/ parameters "
                         "are loaded, else its newest checkpoints/ step)")
     p.add_argument("--board-size", type=int, default=None, metavar="N",
                    help=f"board size, {MIN_SIZE} to {MAX_SIZE} (default {DEFAULT_SIZE}; against an "
-                        f"agent the board of its run)")
+                        f"agent the board of its run, or of the shipped agent named)")
     p.add_argument("--swap", action="store_true", help="play with the swap (pie) rule (uct only)")
     p.add_argument("--human-colour", "--human-color", dest="human_colour", type=str.lower,
                    choices=COLOURS, default="black", help="your colour; Black moves first (default black)")
@@ -454,25 +503,27 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         parser.error(f"argument --simulations: must be at least 1, got {args.simulations}")
     if args.exploration is not None and not args.exploration >= 0:
         parser.error(f"argument --exploration: must be >= 0, got {args.exploration}")
-    if args.checkpoint is not None and args.opponent != "agent":
-        parser.error("argument --checkpoint: only with --opponent agent")
-    if args.opponent == "agent":
-        if not args.checkpoint:
-            parser.error("argument --checkpoint: --opponent agent needs the run folder of a trained "
-                         "agent, e.g. --checkpoint runs/hex/quick-seed0")
+    if args.run is not None and args.opponent != "agent":
+        parser.error("argument --run: only with --opponent agent")
+    if args.pretrained is not None and args.opponent != PRETRAINED:
+        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
+    if args.opponent == "agent" and not args.run:
+        parser.error("argument --run: --opponent agent needs the run folder of a trained "
+                     "agent, e.g. --run runs/hex/quick-seed0")
+    if args.opponent != "uct":
         if args.exploration is not None:
             parser.error("argument --exploration: only with --opponent uct (the agent searches with "
                          "its network)")
         if args.swap:
             parser.error("argument --swap: the trained agent plays without the swap rule (it was "
-                         "trained without it)")
+                         "trained without it); play --opponent uct --swap")
     if args.sgf is not None and (problem := check_sgf_path(args.sgf)):
         parser.error(problem)
     seed = seed_or_random(args.seed)
     return Settings(board_size=args.board_size, swap=args.swap, human_colour=args.human_colour,
                     opponent=args.opponent, simulations=args.simulations,
                     exploration=DEFAULT_EXPLORATION if args.exploration is None else args.exploration,
-                    checkpoint=args.checkpoint, seed=seed, sgf=args.sgf)
+                    run=args.run, pretrained=args.pretrained, seed=seed, sgf=args.sgf)
 
 
 def main(argv: list[str] | None = None) -> int:

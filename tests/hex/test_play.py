@@ -32,7 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def session(tmp_path, *, clock=None, **settings):
-    settings = {"board_size": N, "simulations": SIMS, "seed": 0,
+    settings = {"board_size": N, "opponent": "uct", "simulations": SIMS, "seed": 0,
                 "sgf": str(tmp_path / "game.sgf"), **settings}
     out = io.StringIO()
     kwargs = {"clock": clock} if clock else {}
@@ -230,7 +230,7 @@ def test_cli_full_game_typed_on_stdin(tmp_path, monkeypatch, capsys):
     cells = [to_cell_name(a, N) for a in range(N * N)]
     monkeypatch.setattr(sys, "stdin", io.StringIO("".join(c + "\n" for c in cells)))
     path = tmp_path / "cli.sgf"
-    code = hp.main(["--board-size", str(N), "--simulations", str(SIMS), "--seed", "3",
+    code = hp.main(["--opponent", "uct", "--board-size", str(N), "--simulations", str(SIMS), "--seed", "3",
                     "--human-colour", "white", "--sgf", str(path)])
     text = capsys.readouterr().out
     assert code == 0
@@ -244,7 +244,7 @@ def test_cli_full_game_typed_on_stdin(tmp_path, monkeypatch, capsys):
     assert "you are White" in text and "seed 3" in text
 
 
-def test_cli_agent_needs_a_checkpoint(capsys):
+def test_cli_agent_needs_a_run(capsys):
     with pytest.raises(SystemExit) as exc:
         hp.main(["--opponent", "agent", "--board-size", str(N)])
     assert exc.value.code == 2
@@ -295,7 +295,7 @@ def test_ctrl_c_while_compiling_from_a_shell(tmp_path):
     game_dir, err_path = tmp_path / "game", tmp_path / "stderr.txt"
     game_dir.mkdir()
     with open(err_path, "wb") as err_file:
-        child = subprocess.Popen([sys.executable, "-c", _AS_A_SHELL, "--board-size", "11",
+        child = subprocess.Popen([sys.executable, "-c", _AS_A_SHELL, "--opponent", "uct", "--board-size", "11",
                                   "--simulations", "1000", "--seed", "0", "--sgf", str(game_dir / "g.sgf")],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file,
                                  cwd=game_dir, env=_cold_env())
@@ -325,7 +325,7 @@ def test_ctrl_c_while_the_computer_is_built_or_compiled(tmp_path, monkeypatch, c
         raise KeyboardInterrupt
 
     monkeypatch.setitem(hp.OPPONENTS, "uct", building)
-    assert hp.main(["--board-size", str(N), "--sgf", str(tmp_path / "g.sgf")]) == 130
+    assert hp.main(["--opponent", "uct", "--board-size", str(N), "--sgf", str(tmp_path / "g.sgf")]) == 130
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [INTERRUPTED] and captured.err == ""
     monkeypatch.undo()
@@ -358,11 +358,53 @@ def test_uct_defaults_without_board_size_and_simulations():
     (["--human-colour", "red"], "invalid choice: 'red'"),
     (["--opponent", "gnugo"], "--opponent: invalid choice"),
     (["--simulations", "0"], "--simulations: must be at least 1"),
-    (["--checkpoint", "runs/hex/x"], "--checkpoint: only with --opponent agent"),
+    (["--checkpoint", "runs/hex/x"], "--run: only with --opponent agent"),
+    (["--opponent", "uct", "--run", "runs/hex/x"], "--run: only with --opponent agent"),
     (["--opponent", "agent", "--checkpoint", "r", "--exploration", "2"],
      "--exploration: only with --opponent uct"),
-    (["--opponent", "agent", "--checkpoint", "r", "--swap"], "--swap: the trained agent plays without"),
+    (["--opponent", "agent", "--run", "r", "--swap"], "--swap: the trained agent plays without"),
+    (["--swap"], "--swap: the trained agent plays without"),
+    (["--exploration", "2"], "--exploration: only with --opponent uct"),
+    (["--opponent", "uct", "--pretrained", "az-7x7"], "--pretrained: only with --opponent pretrained"),
     (["--sgf", "/no/such/folder/g.sgf"], "does not exist"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(hp.main, argv, message)
+
+
+# -- the shipped agents, the default opponent (their play: tests/pretrained/test_hex.py) ---------
+
+
+def test_the_default_opponent_is_the_shipped_agent_of_the_board():
+    assert hp.parse_args(["--seed", "1"]).opponent == hp.PRETRAINED == hp.Settings().opponent
+    env, agent = hp.pretrained_opponent(hp.Settings())
+    assert env.board_size == agent.board_size == hp.DEFAULT_SIZE
+    assert agent.name.startswith(hp.shipped_agent_name(hp.DEFAULT_SIZE)) and "shipped hex agent" in agent.name
+    for n in (7, 9):
+        env, agent = hp.pretrained_opponent(hp.Settings(board_size=n))
+        assert env.board_size == n and agent.run_dir is None and not env.swap
+    # a name plays its own board; --simulations is the search's, not the card's
+    env, agent = hp.pretrained_opponent(hp.Settings(pretrained=hp.shipped_agent_name(7), simulations=12))
+    assert env.board_size == 7 and agent.simulations == 12 and "12 gumbel simulations" in agent.name
+
+
+def _refused(settings: hp.Settings) -> str:
+    with pytest.raises(hp.OpponentUnavailable) as e:
+        hp.pretrained_opponent(settings)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_a_board_or_name_no_shipped_agent_plays_is_refused_in_one_line():
+    assert "no shipped Hex agent plays 5x5 (the shipped ones play 7x7" in _refused(hp.Settings(board_size=5))
+    assert "plays 7x7 (the board it was trained on)" in _refused(
+        hp.Settings(pretrained=hp.shipped_agent_name(7), board_size=9))
+    assert "no shipped hex agent named 'nobody'" in _refused(hp.Settings(pretrained="nobody"))
+    assert "trained without the swap rule" in _refused(hp.Settings(board_size=7, swap=True))
+
+
+def test_cli_board_without_a_shipped_agent_exits_2(capsys):
+    assert hp.main(["--board-size", "5", "--seed", "0"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "no shipped Hex agent plays 5x5" in err[0] and captured.out == ""
