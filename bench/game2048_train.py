@@ -82,7 +82,8 @@ def run_peer(exe: str | os.PathLike, seconds: float, seed: int = 0) -> dict:
     return out
 
 
-def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge_pages: bool = True) -> dict:
+def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge_pages: bool = True,
+            shared_step: str = "sum") -> dict:
     """Train the JAX learner for about ``seconds`` of post-compile wall time."""
     import jax
     import jax.numpy as jnp
@@ -94,10 +95,11 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge
     from train.common import make_chunk
 
     from jaxgames.game2048.ntuple import NTupleNetwork
-    cfg = td.TDConfig(network=NTupleNetwork(), num_games=num_games)
+    cfg = td.TDConfig(network=NTupleNetwork(), num_games=num_games, shared_step=shared_step)
     carry = td.init(cfg, MODEL, jax.random.key(seed))
     if not huge_pages:  # a fresh table on ordinary pages
-        carry = carry.replace(table=td.make_table(carry.weights, cfg.tc, huge_pages=False))
+        carry = carry.replace(table=td.make_table(carry.weights, cfg.tc, count_column=cfg.counts_games,
+                                                  huge_pages=False))
     on_huge_pages = huge_pages and td.advise_huge_pages(carry.table)   # init advised it; True if taken
     chunk = make_chunk(td.make_update(cfg, MODEL), chunk_size)
     key = jax.random.key(seed + 1)
@@ -195,7 +197,9 @@ def _choose_layout(args, parser):
             parser.error(f"--one-core is --layout one; it contradicts --layout {request}")
         request = "one"
     try:
-        return select_layout(request, td.TDConfig(network=NTupleNetwork(), num_games=args.num_games),
+        rule = td.default_shared_step(args.num_games) if args.shared_step == "auto" else args.shared_step
+        return select_layout(request, td.TDConfig(network=NTupleNetwork(), num_games=args.num_games,
+                                                  shared_step=rule),
                              flag="--layout")
     except UserError as e:   # a bad JAXGAMES_CPU_LAYOUT
         parser.error(str(e))
@@ -223,6 +227,9 @@ def main(argv: list[str] | None = None) -> dict:
                              "all cores, one core, or measure again")
     parser.add_argument("--one-core", action="store_true", help="--layout one: pin to one CPU before JAX starts")
     parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
+    parser.add_argument("--shared-step", choices=("auto", "sum", "mean"), default="auto",
+                        help="how the batch's steps on one weight combine (auto: as train.game2048 "
+                             "does, the mean from 256 games per update)")
     parser.add_argument("--tdl2048", metavar="PATH", default="",
                         help="also run TDL2048's binary (github.com/moporgic/TDL2048, built with make)")
     parser.add_argument("--overlap", type=str, default="", metavar="G1,G2,...",
@@ -267,7 +274,10 @@ def main(argv: list[str] | None = None) -> dict:
             tdl = tdl2048.run(args.tdl2048, args.seconds, args.seed)
         except (RuntimeError, ValueError) as e:
             raise SystemExit(f"error: {e}") from None
-    ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed, huge_pages=not args.no_huge_pages)
+    from train.algos.ntuple_td import default_shared_step
+    rule = default_shared_step(args.num_games) if args.shared_step == "auto" else args.shared_step
+    ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed, huge_pages=not args.no_huge_pages,
+                   shared_step=rule)
 
     import jax
 
@@ -301,7 +311,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"from scratch")
     table_at = (f"table on {'huge' if ours['huge_pages'] else 'ordinary'} pages" if on_cpu
                 else f"table in {jax.devices()[0].device_kind} memory")
-    print(f"jaxgames: num_games {args.num_games}, chunk {args.chunk} updates "
+    print(f"jaxgames: num_games {args.num_games}, shared step {rule}, chunk {args.chunk} updates "
           f"(compile {ours['compile_seconds']:.1f} s, not timed), {table_at}")
     if cpp is not None:
         print("C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native), on the host CPU")

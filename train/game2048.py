@@ -26,8 +26,6 @@ from train.common.config import check_int32, check_memory
 from train.games import game2048 as lib
 
 GAME = lib.GAME
-#: batches from this many games per update take the "mean" shared step under auto
-MEAN_STEP_FROM_GAMES = 256
 PROG = "python -m train.game2048"
 
 
@@ -97,7 +95,7 @@ class Config(RunConfig):
         """``shared_step`` with auto resolved: "sum" or "mean"."""
         if self.shared_step != "auto":
             return self.shared_step
-        return "mean" if self.num_games >= MEAN_STEP_FROM_GAMES else "sum"
+        return td.default_shared_step(self.num_games)
 
     @property
     def num_updates(self) -> int:
@@ -139,7 +137,7 @@ class Config(RunConfig):
         slots = self.trace_length if self.lam > 0 else 1
         held = {
             "the n-tuple tables (patterns, base, tc, shared_step)":
-                len(net.patterns) * net.table_size * (1 + 2 * self.tc + (self.step_rule == "mean")) * 4,
+                len(net.patterns) * net.table_size * (1 + 2 * self.tc + (self.step_rule != "sum")) * 4,
             "the games' afterstate traces (num_games, trace_length)":
                 self.num_games * (16 + slots * (4 * features + 4) + 12),
         }

@@ -681,3 +681,5 @@ def test_mean_rule_updates_in_place_and_compiles_once():
 def test_shared_step_is_checked():
     with pytest.raises(ValueError, match="shared_step must be one of sum, mean"):
         td.TDConfig(network=TINY, shared_step="avg")
+    assert td.default_shared_step(td.MEAN_FROM_GAMES - 1) == "sum"
+    assert td.default_shared_step(td.MEAN_FROM_GAMES) == "mean"

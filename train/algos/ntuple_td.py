@@ -63,8 +63,22 @@ class TDConfig:
         if self.shared_step not in SHARED_STEPS:
             raise ValueError(f"shared_step must be one of {', '.join(SHARED_STEPS)}, got {self.shared_step!r}")
 
+    @property
+    def counts_games(self) -> bool:
+        """Whether the step needs the count of games stepping each weight (the table's last
+        column)."""
+        return self.shared_step != "sum"
+
 
 SHARED_STEPS = ("sum", "mean")
+#: from this many games per update the sum of the steps overshoots at α = 0.1 (docs/lab)
+MEAN_FROM_GAMES = 256
+
+
+def default_shared_step(num_games: int) -> str:
+    """The rule "auto" means: the mean from ``MEAN_FROM_GAMES`` games per update, the sum below
+    (as learned online, and cheaper on a CPU)."""
+    return "mean" if num_games >= MEAN_FROM_GAMES else "sum"
 
 
 @chex.dataclass(frozen=True)
@@ -101,7 +115,7 @@ def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
     g, h, f = cfg.num_games, _trace_slots(cfg), net.num_features
     return TDCarry(
         table=make_table(net.init_weights(cfg.optimistic_init), cfg.tc,
-                         count_column=cfg.shared_step == "mean"),
+                         count_column=cfg.counts_games),
         board=jax.vmap(lambda k: model.start_from_words(rng.random_words(k, 4)))(jax.random.split(key, g)),
         trace=jnp.zeros((g, h, f), jnp.int32),
         trace_reward=jnp.zeros((g, h), jnp.float32),
@@ -285,8 +299,8 @@ def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Ar
     # barrier did not stop it).
     counted = jnp.where(jnp.isfinite(err), first, 0.0)
     table = table.at[flat_idx, -1].add(counted)
-    games = table[flat_idx, -1]
-    return table.at[flat_idx].add(jnp.stack([alpha * err / jnp.maximum(games, 1.0), *columns, -counted], -1))
+    games = jnp.maximum(table[flat_idx, -1], 1.0)
+    return table.at[flat_idx].add(jnp.stack([alpha * err / games, *columns, -counted], -1))
 
 
 def _first_per_game(trace, stepped):

@@ -48,7 +48,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             weights = load_tables(config.init_tables, net, config.variant)
         except ValueError as e:
             raise UserError(f"--init-tables: {e}") from None
-        carry = carry.replace(table=td.make_table(weights, config.tc, count_column=tdc.shared_step == "mean"))
+        carry = carry.replace(table=td.make_table(weights, config.tc, count_column=tdc.counts_games))
     if config.num_updates * config.num_games != config.train_moves:
         print(f"--train-moves {config.train_moves:,} rounded to {config.num_updates * config.num_games:,}: "
               f"every update moves all {config.num_games} games once", file=sys.stderr)
