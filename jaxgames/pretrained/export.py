@@ -9,7 +9,8 @@ The run's config.json and summary.json and its agent's parameters (``--which``: 
 its newest checkpoint's; by default those the game's pipeline evaluates at the end, hold'em's
 the newest) are read through the game's hook; the card takes the evaluation from the summary,
 so what it says is what the run measured, and the hook refuses parameters other than those the
-summary's evaluation played. ``--commit`` defaults
+summary's evaluation played. ``--measure BASELINE`` adds a baseline the run did not play,
+measured at export over as many deals (each such result says so). ``--commit`` defaults
 to this checkout's HEAD and ``--cpu`` to this machine's CPU: right when exporting where the run
 trained, else give them. ``--training-seconds`` defaults to the summary's ``seconds`` (which
 counts only the last session of a resumed run). The folder is written to a temporary name
@@ -37,8 +38,12 @@ __all__ = ["export", "main"]
 
 def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commit: str, cpu: str,
            which: str | None = None, training_seconds: float | None = None, notes: str | None = None,
-           root: str | pathlib.Path | None = None, overwrite: bool = False) -> pathlib.Path:
-    """Write the agent folder ``root/<game>/<name>/`` from the run folder ``run``; its path."""
+           root: str | pathlib.Path | None = None, overwrite: bool = False, measure: tuple[str, ...] = (),
+           measure_seed: int = 1) -> pathlib.Path:
+    """Write the agent folder ``root/<game>/<name>/`` from the run folder ``run``; its path.
+    ``measure``: baselines the run's summary did not measure, played now by the game's hook
+    over as many deals as the summary's evaluation (key ``measure_seed``) and added to the
+    card's evaluation, each marked as measured at export."""
     from jaxgames import checkpoints
 
     hook = hooks.hook(game)
@@ -49,6 +54,8 @@ def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commi
     config, params, summary, checkpoint = (hook.read_run(run) if which is None
                                            else hook.read_run(run, which=which))
     fields = hook.card_fields(config, summary)
+    if measure:
+        fields["evaluation"] = _measured_too(hook, game, config, params, fields["evaluation"], measure, measure_seed)
     seconds = summary.get("seconds") if training_seconds is None else training_seconds
     if seconds is None:
         raise PretrainedError(f"{pathlib.Path(run) / 'summary.json'} has no 'seconds': give --training-seconds")
@@ -69,6 +76,19 @@ def export(*, game: str, run: str | pathlib.Path, name: str, command: str, commi
     os.replace(staging, target)
     store.load(game, name, root=base)      # it loads back, or the error says why
     return target
+
+
+def _measured_too(hook, game: str, config: dict, params, evaluation: dict, baselines: tuple[str, ...],
+                  seed: int) -> dict:
+    """``evaluation`` with ``baselines`` measured now over its own count of deals, each result
+    marked ``"measured": "at export, seed S"`` (the others are the run's own)."""
+    known = [b for b in baselines if b in evaluation["baselines"]]
+    if known:
+        raise PretrainedError(f"--measure {known[0]}: the run's summary measured it already")
+    player = hook.make_player(config, params, name="the agent exported")
+    now = hook.measure(player, baselines=list(baselines), deals=evaluation["deals"], seed=seed)
+    added = {b: {**r, "measured": f"at export, seed {seed}"} for b, r in now["baselines"].items()}
+    return {**evaluation, "baselines": {**evaluation["baselines"], **added}}
 
 
 def head_commit() -> str:
@@ -107,6 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--training-seconds", type=float, default=None, metavar="S",
                    help="how long it trained (default: summary.json's seconds)")
     p.add_argument("--notes", default=None, help="one line a reader of the card should know")
+    p.add_argument("--measure", action="append", default=[], metavar="BASELINE",
+                   help="a baseline the run did not measure, played now over the summary's count of deals "
+                        "and added to the card, marked as measured at export (repeatable; Hex: uct-1000)")
+    p.add_argument("--measure-seed", type=int, default=1, metavar="S",
+                   help="with --measure: the key of those games (default 1; the run's own used others)")
     p.add_argument("--root", default=None, help="the agents folder (default: the package's own)")
     p.add_argument("--overwrite", action="store_true", help="replace an agent of that name")
     return p
@@ -126,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         target = export(game=args.game, run=args.run, name=args.name, command=args.command,
                         commit=args.commit or head_commit(), cpu=args.cpu or this_cpu(), which=args.which,
                         training_seconds=args.training_seconds, notes=args.notes, root=args.root,
-                        overwrite=args.overwrite)
+                        overwrite=args.overwrite, measure=tuple(args.measure), measure_seed=args.measure_seed)
     except ValueError as e:   # PretrainedError, the game's loader errors, CheckpointError: one line each
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

@@ -47,9 +47,12 @@ def test_a_shipped_agent_for_each_board_the_card_says():
         assert isinstance(agent, Agent) and agent.run_dir is None and not agent.env.swap
         assert card["config"]["board_size"] == agent.board_size and f"{agent.board_size}x{agent.board_size}" in name
         assert agent.simulations == (card["config"]["eval_simulations"] or card["config"]["simulations"])
-        (bot, result), = card["evaluation"]["baselines"].items()
-        assert bot.startswith("uct-") and result["games"] == card["evaluation"]["games"] >= 200
-        assert result["low"] <= result["mean"] <= result["high"] and result["wins"] == round(result["mean"] * result["games"])
+        baselines = card["evaluation"]["baselines"]
+        assert next(iter(baselines)).startswith("uct-") and "measured" not in next(iter(baselines.values()))
+        assert baselines["random"]["mean"] == 1.0 and baselines["random"]["measured"].startswith("at export")
+        for result in baselines.values():
+            assert result["games"] == card["evaluation"]["games"] >= 200
+            assert result["low"] <= result["mean"] <= result["high"] and result["wins"] == round(result["mean"] * result["games"])
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,11 +157,12 @@ def test_it_still_beats_random_play(name):
     assert wins >= 7, f"{name} won {wins} of {len(rewards)} games against random play"
 
 
-def test_the_card_from_a_run_folder(tmp_path):
+def test_the_card_from_a_run_folder(tmp_path, monkeypatch):
     """A run folder as the pipeline leaves it (config.json, summary.json, best/ written by the
     training's checkpoint manager) exported and loaded back: best/'s parameters, the summary's
     win rate with a Wilson interval from its wins, the colours only when best/ is the last
-    round's; a summary of another round's best/ and --which latest are refused."""
+    round's; a summary of another round's best/ and --which latest are refused; a baseline
+    measured at export joins the summary's, marked (the match itself stubbed: no compile)."""
     from train.common.checkpoint import Checkpointer
 
     name = next(n for n, a in AGENTS.items() if a.board_size == 7)
@@ -191,3 +195,19 @@ def test_the_card_from_a_run_folder(tmp_path):
         export.export(game="hex", run=run, name="u", command="c", commit="c", cpu="c", root=root)
     with pytest.raises(ValueError, match="ships its best/ parameters"):
         export.export(game="hex", run=run, name="u", command="c", commit="c", cpu="c", root=root, which="latest")
+    # --measure: a baseline the run did not play, over the summary's games, marked as such
+    (run / "summary.json").write_text(json.dumps(summary))
+    played = []
+
+    def measure(player, *, baselines, deals, seed):
+        played.append((player.board_size, baselines, deals, seed))
+        return {"baselines": {b: hex_hook.win_result(0.5, deals) for b in baselines}}
+
+    monkeypatch.setattr(hex_hook, "measure", measure)
+    export.export(game="hex", run=run, name="m", command="c", commit="c", cpu="c", root=root, measure=("random",),
+                  measure_seed=7)
+    baselines = pretrained.card("hex", "m", root=root)["evaluation"]["baselines"]
+    assert played == [(7, ["random"], 10, 7)] and list(baselines) == ["uct-50", "random"]
+    assert baselines["random"]["measured"] == "at export, seed 7" and "measured" not in baselines["uct-50"]
+    with pytest.raises(ValueError, match="--measure uct-50: the run's summary measured it already"):
+        export.export(game="hex", run=run, name="n", command="c", commit="c", cpu="c", root=root, measure=("uct-50",))
