@@ -211,3 +211,11 @@ def test_the_card_from_a_run_folder(tmp_path, monkeypatch):
     assert baselines["random"]["measured"] == "at export, seed 7" and "measured" not in baselines["uct-50"]
     with pytest.raises(ValueError, match="--measure uct-50: the run's summary measured it already"):
         export.export(game="hex", run=run, name="n", command="c", commit="c", cpu="c", root=root, measure=("uct-50",))
+
+
+def test_evaluate_refuses_an_odd_number_of_games(capsys):
+    from jaxgames.pretrained import __main__ as cli
+
+    assert cli.main(["--evaluate", "hex", NAMES[0], "--deals", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "half its games as Black: give an even number of games (--deals), got 3" in err[0]
