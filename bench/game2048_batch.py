@@ -1,6 +1,6 @@
 """2048: does a large batch learn as well per move? Score at equal moves per batch size and rule.
 
-    python -m bench.game2048_batch --games 128,4096 --rules sum,mean --seeds 0,1 \\
+    python -m bench.game2048_batch --games 128,4096 --rules sum,sqrt --seeds 0,1 \\
         --moves 25M,50M,100M,200M,300M --out /tmp/batch.jsonl --plot docs/img/game2048_batch.png
 
 For every (games per update, shared-step rule, seed) the learner (``train/algos/ntuple_td.py``,
@@ -13,7 +13,8 @@ configurations already there are skipped, so a long study can be stopped and sta
 points and the mean over seeds.
 
 The rules are the learner's ``shared_step``: ``sum`` adds the steps that the games of one update
-make on a shared weight, ``mean`` divides that sum by the number of games that stepped it.
+make on a shared weight, ``sqrt`` divides that sum by the square root of the number of games
+that stepped it.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def plot(points: list[dict], path: Path, title: str) -> None:
         xs = sorted({p["checkpoint"] for p in mine})
         mean = [np.mean([p["avg_score"] for p in mine if p["checkpoint"] == x]) for x in xs]
         seeds = len({p["seed"] for p in mine})
-        style = "-" if rule == "mean" else "--"
+        style = "--" if rule == "sum" else "-"
         ax.plot(np.array(xs) / 1e6, mean, style, marker="o", color=colors[games],
                 label=f"{games:,} games, {rule} ({seeds} seed{'s' * (seeds > 1)})")
         ax.scatter([p["checkpoint"] / 1e6 for p in mine], [p["avg_score"] for p in mine], s=8,
@@ -134,7 +135,7 @@ def plot(points: list[dict], path: Path, title: str) -> None:
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default="128,4096", help="games per update, comma-separated")
-    parser.add_argument("--rules", default="sum,mean", help="shared-step rules: sum, mean")
+    parser.add_argument("--rules", default="sum,sqrt", help="shared-step rules: sum, sqrt")
     parser.add_argument("--seeds", default="0", help="seeds, comma-separated")
     parser.add_argument("--moves", default="100M,300M", help="checkpoints in training moves")
     parser.add_argument("--eval-games", type=int, default=500, help="1-ply games per evaluation")

@@ -227,9 +227,9 @@ def main(argv: list[str] | None = None) -> dict:
                              "all cores, one core, or measure again")
     parser.add_argument("--one-core", action="store_true", help="--layout one: pin to one CPU before JAX starts")
     parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
-    parser.add_argument("--shared-step", choices=("auto", "sum", "mean"), default="auto",
+    parser.add_argument("--shared-step", choices=("auto", "sum", "sqrt"), default="auto",
                         help="how the batch's steps on one weight combine (auto: as train.game2048 "
-                             "does, the mean from 256 games per update)")
+                             "does, sqrt from 256 games per update)")
     parser.add_argument("--tdl2048", metavar="PATH", default="",
                         help="also run TDL2048's binary (github.com/moporgic/TDL2048, built with make)")
     parser.add_argument("--overlap", type=str, default="", metavar="G1,G2,...",

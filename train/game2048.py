@@ -61,8 +61,9 @@ class Config(RunConfig):
     tc: bool = False
     """Temporal-coherence adaptive learning rates."""
     shared_step: str = "auto"
-    """How the steps of one update's games on a shared weight combine: sum, mean (the summed
-    step divided by the games that stepped it), or auto: mean from 256 games per update, where
+    """How the steps of one update's games on a shared weight combine: sum, sqrt (the summed
+    step divided by the square root of the games that stepped it), or auto: sqrt from 256 games
+    per update, where
     the sum overshoots (docs/benchmarks.md), sum below (as learned online, and faster on a CPU)."""
     train_moves: int = 200_000_000
     """Training budget in moves (all games together). The quick preset's 200 M keeps its run,
@@ -92,7 +93,7 @@ class Config(RunConfig):
 
     @property
     def step_rule(self) -> str:
-        """``shared_step`` with auto resolved: "sum" or "mean"."""
+        """``shared_step`` with auto resolved: "sum" or "sqrt"."""
         if self.shared_step != "auto":
             return self.shared_step
         return td.default_shared_step(self.num_games)

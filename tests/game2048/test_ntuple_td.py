@@ -584,7 +584,7 @@ def test_second_chunk_does_not_compile_and_the_table_stays_in_its_huge_page_buff
     assert td.advise_huge_pages(carry.table) is False               # small tables are left alone
 
 
-# -- the shared step: sum or mean of the games' steps on one weight --------------------------
+# -- the shared step: how the games' steps on one weight combine --------------------------------
 
 _td_step = {(rule, tc): jax.jit(functools.partial(
     td.td_step, td.TDConfig(network=TINY, num_games=3, learning_rate=ALPHA, shared_step=rule, tc=tc)))
@@ -599,8 +599,8 @@ def hand_batch(rows, slots=1):
 
 def expected_step(weights, trace, delta, stepped, rule):
     """The documented step in NumPy: α/F times each game's error per feature read (a weight
-    read twice by one game gets twice the step); with the mean rule each weight's summed step
-    divided by the number of games whose stepped slots read it."""
+    read twice by one game gets twice the step); with the sqrt rule each weight's summed step
+    divided by the square root of the number of games whose stepped slots read it."""
     step = np.zeros(weights.size)
     games = np.zeros(weights.size)
     for g in range(trace.shape[0]):
@@ -612,7 +612,7 @@ def expected_step(weights, trace, delta, stepped, rule):
                     touched.add(int(i))
         for i in touched:
             games[i] += 1
-    return weights + (step / np.maximum(games, 1) if rule == "mean" else step)
+    return weights + (step / np.sqrt(np.maximum(games, 1)) if rule == "sqrt" else step)
 
 
 # afterstates whose (corner, edge) pairs read one weight under several symmetries (the empty
@@ -622,7 +622,7 @@ SHARED_B = bd([[0, 0, 0, 2], [0, 3, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]])
 OTHER = bd([[5, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 7]])
 
 
-def test_one_game_the_mean_step_equals_the_sum():
+def test_one_game_the_sqrt_step_equals_the_sum():
     """One game (nothing shared between games): both rules give the same table, including a
     weight the afterstate reads several times, over slots of a λ trace, and with TC."""
     w = tiny_weights(11)
@@ -633,18 +633,18 @@ def test_one_game_the_mean_step_equals_the_sum():
     for tc in (False, True):
         tables = {}
         for rule in td.SHARED_STEPS:
-            table = td.make_table(jnp.asarray(w), tc, count_column=rule == "mean")
+            table = td.make_table(jnp.asarray(w), tc, count_column=rule == "sqrt")
             tables[rule] = np.asarray(_td_step[rule, tc](table, jnp.asarray(trace), jnp.asarray(delta),
                                                          jnp.asarray(stepped)))
-        np.testing.assert_allclose(tables["mean"][:, :-1], tables["sum"], rtol=1e-6, atol=1e-6)
-        np.testing.assert_array_equal(tables["mean"][:, -1], 0.0)       # the counts are zero again
+        np.testing.assert_allclose(tables["sqrt"][:, :-1], tables["sum"], rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(tables["sqrt"][:, -1], 0.0)       # the counts are zero again
     np.testing.assert_allclose(tables["sum"][:, 0], expected_step(w, trace, delta, stepped, "sum"), rtol=1e-6)
 
 
 def test_two_games_on_one_weight_get_the_documented_step():
     """Three games, two of them reading shared weights with errors +4 and -1, the third not
-    stepped (its slot is not updated): the mean rule halves the shared weights' summed step and
-    leaves the others' steps whole; the sum rule adds them."""
+    stepped (its slot is not updated): the sqrt rule divides the shared weights' summed step by
+    √2 and leaves the others' steps whole; the sum rule adds them."""
     w = tiny_weights(12)
     trace = hand_batch([[SHARED_A], [SHARED_B], [OTHER]])
     delta = np.array([[4.0], [-1.0], [0.0]], np.float32)
@@ -652,7 +652,7 @@ def test_two_games_on_one_weight_get_the_documented_step():
     shared = np.intersect1d(trace[0], trace[1])
     assert shared.size and np.setdiff1d(trace[0], trace[1]).size and np.intersect1d(trace[2], trace[0]).size
     for rule in td.SHARED_STEPS:
-        table = td.make_table(jnp.asarray(w), False, count_column=rule == "mean")
+        table = td.make_table(jnp.asarray(w), False, count_column=rule == "sqrt")
         out = np.asarray(_td_step[rule, False](table, jnp.asarray(trace), jnp.asarray(delta),
                                                jnp.asarray(stepped)))
         want = expected_step(w, trace, delta, stepped, rule)
@@ -660,13 +660,13 @@ def test_two_games_on_one_weight_get_the_documented_step():
         i = shared[0]
         m0, m1 = (trace[0, 0] == i).sum(), (trace[1, 0] == i).sum()
         summed = ALPHA / TINY.num_features * (4.0 * m0 - 1.0 * m1)
-        assert out[i, 0] - w[i] == pytest.approx(summed / 2 if rule == "mean" else summed, rel=1e-5)
+        assert out[i, 0] - w[i] == pytest.approx(summed / np.sqrt(2) if rule == "sqrt" else summed, rel=1e-5)
     np.testing.assert_array_equal(out[:, -1], 0.0)
 
 
-def test_mean_rule_updates_in_place_and_compiles_once():
+def test_sqrt_rule_updates_in_place_and_compiles_once():
     from train.common import make_chunk
-    cfg = td.TDConfig(network=TINY, num_games=8, shared_step="mean", lam=0.5, trace_length=3)
+    cfg = td.TDConfig(network=TINY, num_games=8, shared_step="sqrt", lam=0.5, trace_length=3)
     chunk = make_chunk(chex.assert_max_traces(td.make_update(cfg, MODEL), n=1), 4)
     carry = td.init(cfg, MODEL, jax.random.key(0))
     assert carry.table.shape == (TINY.table_size, 2)
@@ -679,7 +679,7 @@ def test_mean_rule_updates_in_place_and_compiles_once():
 
 
 def test_shared_step_is_checked():
-    with pytest.raises(ValueError, match="shared_step must be one of sum, mean"):
+    with pytest.raises(ValueError, match="shared_step must be one of sum, sqrt"):
         td.TDConfig(network=TINY, shared_step="avg")
-    assert td.default_shared_step(td.MEAN_FROM_GAMES - 1) == "sum"
-    assert td.default_shared_step(td.MEAN_FROM_GAMES) == "mean"
+    assert td.default_shared_step(td.SQRT_FROM_GAMES - 1) == "sum"
+    assert td.default_shared_step(td.SQRT_FROM_GAMES) == "sqrt"

@@ -14,12 +14,15 @@ Options behind the current records: optimistic initialisation (every board start
 
 Many games step the table at once, so a weight read by k games of a batch moves k steps in one
 update, where online play would have moved it k times, each after re-reading it. ``shared_step``
-says how those steps combine: ``"sum"`` adds them (what the source's online rule gives at small
-batches), ``"mean"`` divides a weight's summed step by the number of games that stepped it, the
-minibatch average of the per-weight steps (a weight one game alone touched gets exactly the
-online step, so with one game the two rules are the same). Large batches need the mean: at 4,096
-games one weight is stepped by up to ~800 games per update and the sum overshoots its target
-(docs/lab/benchmarks.md).
+says how those steps combine. ``"sum"`` adds them: the source's online rule, and what 128 games
+per update learn like. ``"sqrt"`` divides a weight's summed step by the square root of the
+number of games that stepped it: the square-root scaling of the learning rate with the batch
+size (Krizhevsky 2014; Hoffer, Hubara & Soudry 2017), applied to each weight with its own batch,
+k. A weight one game alone touched gets exactly the online step, so with one game the rules are
+the same. Large batches need it: at 4,096 games one weight is stepped by up to ~800 games per
+update, the sum overshoots and the learner never gets past a random player's score, while the
+square-root rule learns per move as 128 summed games do (docs/benchmarks.md; dividing by k
+itself, or by 1 + (α/F)(k - 1), were measured and not kept: docs/lab/benchmarks.md).
 
 One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
 with one scatter-add; finished games restart at once.
@@ -57,7 +60,7 @@ class TDConfig:
     trace_length: int = 5          # h: afterstates kept for the truncated λ-return (λ > 0)
     optimistic_init: float = 0.0   # initial value of every board
     tc: bool = False               # temporal-coherence adaptive learning rates
-    shared_step: str = "sum"       # "sum" | "mean": how the batch's steps of one weight combine
+    shared_step: str = "sum"       # "sum" | "sqrt": how the batch's steps of one weight combine
 
     def __post_init__(self):
         if self.shared_step not in SHARED_STEPS:
@@ -70,21 +73,21 @@ class TDConfig:
         return self.shared_step != "sum"
 
 
-SHARED_STEPS = ("sum", "mean")
+SHARED_STEPS = ("sum", "sqrt")
 #: from this many games per update the sum of the steps overshoots at α = 0.1 (docs/lab)
-MEAN_FROM_GAMES = 256
+SQRT_FROM_GAMES = 256
 
 
 def default_shared_step(num_games: int) -> str:
-    """The rule "auto" means: the mean from ``MEAN_FROM_GAMES`` games per update, the sum below
-    (as learned online, and cheaper on a CPU)."""
-    return "mean" if num_games >= MEAN_FROM_GAMES else "sum"
+    """The rule "auto" means: the square-root rule from ``SQRT_FROM_GAMES`` games per update,
+    the sum below (as learned online, and cheaper on a CPU)."""
+    return "sqrt" if num_games >= SQRT_FROM_GAMES else "sum"
 
 
 @chex.dataclass(frozen=True)
 class TDCarry:
     # float32 [P * table, C]: column 0 the n-tuple weights (flat), with TC columns 1, 2 the
-    # Σ error and Σ |error| of each weight, and with the "mean" shared step a last column that
+    # Σ error and Σ |error| of each weight, and with the "sqrt" shared step a last column that
     # counts, during an update, the games stepping each weight (zero between updates). One
     # array, read by one gather and written by one scatter: split into three, XLA on CPU copies
     # the tables at every step instead of updating them in place (300x slower, measured).
@@ -128,7 +131,7 @@ def init(cfg: TDConfig, model, key: jax.Array) -> TDCarry:
 def make_table(weights, tc: bool, tc_error=None, tc_abs=None, *, count_column: bool = False,
                huge_pages: bool = True) -> jax.Array:
     """The carry's table from flat weights (and TC sums, zero by default; with
-    ``count_column``, the "mean" shared step's zeroed counts), on huge pages where the OS
+    ``count_column``, the "sqrt" shared step's zeroed counts), on huge pages where the OS
     offers them (``advise_huge_pages``)."""
     zeros = jnp.zeros_like(weights)
     columns = [weights]
@@ -300,7 +303,7 @@ def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Ar
     counted = jnp.where(jnp.isfinite(err), first, 0.0)
     table = table.at[flat_idx, -1].add(counted)
     games = jnp.maximum(table[flat_idx, -1], 1.0)
-    return table.at[flat_idx].add(jnp.stack([alpha * err / games, *columns, -counted], -1))
+    return table.at[flat_idx].add(jnp.stack([alpha * err / jnp.sqrt(games), *columns, -counted], -1))
 
 
 def _first_per_game(trace, stepped):
