@@ -45,6 +45,29 @@ def test_run_writes_everything_and_exports_loadable_tables(tmp_path):
     assert again["train_moves"] > 0
 
 
+def test_each_batch_size_compiles_its_chunk_once_and_large_ones_take_the_sqrt_step():
+    """The batch size is fixed within a run: the pipeline's learner at 16 games and at 256
+    compiles its training chunk once each over several chunks; auto picks the sum at 16 games
+    and the square-root rule (with its count column, zero between updates) at 256."""
+    import jax.numpy as jnp
+    import jaxgames
+    from train.algos import ntuple_td as td
+    from train.common import make_chunk
+
+    for games, rule in ((16, "sum"), (256, "sqrt")):
+        config = game2048.Config(num_games=games, patterns="0,1,2,3 4,5,6,7")
+        assert config.step_rule == rule
+        learner = td.make(lib.td_config(config), jaxgames.make("2048"))
+        chunk = make_chunk(learner.update, 20)
+        carry = learner.init(jax.random.key(0))
+        for start in (0, 20, 40):
+            carry, m = chunk(carry, jax.random.key(1), jnp.int32(start))
+        assert chunk._cache_size() == 1 and int(np.asarray(m["moves"]).sum()) > 0
+        assert carry.table.shape[1] == (2 if rule == "sqrt" else 1)
+        if rule == "sqrt":
+            np.testing.assert_array_equal(np.asarray(carry.table[:, -1]), 0.0)
+
+
 def test_corrupt_tables_file_is_refused(tmp_path):
     bad = tmp_path / "tables.npz"
     bad.write_bytes(b"not a zip")
@@ -74,6 +97,7 @@ def test_resume_gives_exactly_the_unbroken_result(tmp_path):
     (["--final-depths", "0"], "final_depths"),
     (["--init-tables", "/nonexistent/tables.npz"], "no file"),
     (["--num-gamez", "4"], "num-gamez"),
+    (["--shared-step", "mean"], "shared_step must be auto, sum or sqrt"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
