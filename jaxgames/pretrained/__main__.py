@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="play the card's evaluation of the agent again and compare")
     p.add_argument("--deals", type=int, default=None, metavar="N",
                    help="with --evaluate: deals per baseline, games in Hex (default: the game's, hold'em "
-                        "2,000, Hex 20; the card's own count measures at the card's scale)")
+                        "2,000, Hex 50; the card's own count measures at the card's scale)")
     p.add_argument("--seed", type=int, default=0, help="with --evaluate: the deals' seed (0)")
     return p
 
