@@ -13,8 +13,9 @@ Fields (all required but ``hands_trained``, ``games_trained``, ``checkpoint`` an
   run's checkpoints was exported (``best/2950``); ``notes``: anything else a reader should know;
 - ``evaluation``: ``unit`` (``"mbb/hand"``, ...), ``deals`` (what the 95% intervals are over:
   deals, or games where a game has none), ``method`` (one line) and ``baselines``:
-  ``{bot: {"mean", "ci95"}}``, the agent's result against each baseline; a game may add more
-  (hold'em: ``hands``, ``local_best_response``);
+  ``{bot: {"mean", "ci95"}}``, the agent's result against each baseline (a share of games won
+  adds its Wilson ``low``/``high``; a result measured at export rather than by the run says so
+  in ``measured``); a game may add more (hold'em: ``hands``, ``local_best_response``);
 - ``params_sha256``, ``bytes``: the sha256 and size of ``params.npz``.
 
 Every problem is a :class:`PretrainedError` (a ``ValueError``): one line naming the file.
