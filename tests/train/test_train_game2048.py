@@ -200,7 +200,7 @@ def test_tile_rates_read_tile_values_in_both_variants():
      "is past 2,147,483,647 (2**31 - 1): the driver numbers the updates in an int32"),
     (["--num-games", str(2**31)], "num_games must be at most 2,147,483,647 (2**31 - 1)"),
     (["--patterns", " ".join(["0,1,2,3,4,5,6"] * 9)],
-     "its largest part is the n-tuple tables (patterns, base, tc), 9 GiB"),
+     "its largest part is the n-tuple tables (patterns, base, tc, shared_step), 9 GiB"),
     (["--final-depths", "1", "3", "--final-games-deep", "1000"],
      "its largest part is the deep evaluation games (final_games_deep, final_depths)"),
     (["--num-games", "100000000"], "its largest part is an update's afterstates (num_games)"),
