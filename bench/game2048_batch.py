@@ -9,8 +9,8 @@ moves, all games together) its greedy 1-ply player is evaluated on ``--eval-game
 the arena, from the same evaluation keys for every configuration (so the configurations are
 compared on the same deals of tiles). One JSON line per checkpoint is appended to ``--out``;
 configurations already there are skipped, so a long study can be stopped and started again.
-``--plot`` draws the average score against moves, one line per batch size and rule, each seed's
-points and the mean over seeds.
+``--plot`` draws the average score against moves, one line per batch size and rule, each run's
+points and their mean.
 
 The rules are the learner's ``shared_step``: ``sum`` adds the steps that the games of one update
 make on a shared weight, ``sqrt`` divides that sum by the square root of the number of games
@@ -112,15 +112,16 @@ def plot(points: list[dict], path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 5))
     configs = sorted({(p["num_games"], p["rule"]) for p in points})
-    colors = {g: c for g, c in zip(sorted({g for g, _ in configs}), plt.cm.viridis(np.linspace(0, 0.9, 8)))}
+    colors = {g: plt.cm.tab10(i) for i, g in enumerate(sorted({g for g, _ in configs}))}
     for games, rule in configs:
         mine = [p for p in points if p["num_games"] == games and p["rule"] == rule]
         xs = sorted({p["checkpoint"] for p in mine})
         mean = [np.mean([p["avg_score"] for p in mine if p["checkpoint"] == x]) for x in xs]
-        seeds = len({p["seed"] for p in mine})
+        # a run is a (device, seed): another device draws other tiles from the same seed
+        runs = len({(p.get("device", ""), p["seed"]) for p in mine})
         style = "--" if rule == "sum" else "-"
         ax.plot(np.array(xs) / 1e6, mean, style, marker="o", color=colors[games],
-                label=f"{games:,} games, {rule} ({seeds} seed{'s' * (seeds > 1)})")
+                label=f"{games:,} games, {rule} ({runs} run{'s' * (runs > 1)})")
         ax.scatter([p["checkpoint"] / 1e6 for p in mine], [p["avg_score"] for p in mine], s=8,
                    color=colors[games], alpha=0.5)
     ax.set(xlabel="training moves (millions)", ylabel="average score, greedy 1-ply", title=title)
