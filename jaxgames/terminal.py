@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import functools
 import secrets
+import signal
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
@@ -35,8 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["HELP_WORDS", "INTERRUPTED", "OpponentUnavailable", "PlaySession", "QUIT_WORDS",
-           "exit_status", "format_seconds", "interrupted_before", "jitted", "run_cli",
-           "seed_or_random", "stdin_lines"]
+           "exit_status", "format_seconds", "interrupted_before", "jitted", "raise_if_interrupted",
+           "run_cli", "seed_or_random", "stdin_lines"]
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "h", "?")
@@ -93,17 +95,59 @@ def interrupted_before(stops: str = "game") -> str:
     return f"Interrupted before the {stops} began: nothing was played."
 
 
+_interrupt_pending = False
+
+
+def _on_ctrl_c(signum, frame):
+    """Ctrl-C: KeyboardInterrupt, as Python's own handler raises it, and a note that it came.
+
+    Python drops an exception raised while a garbage-collection callback runs, and JAX's runs
+    at any allocation, in the middle of a compile too: that Ctrl-C would be lost and the game
+    would go on. The note lets the session raise it again where it is safe
+    (:func:`raise_if_interrupted`)."""
+    global _interrupt_pending
+    _interrupt_pending = True
+    raise KeyboardInterrupt
+
+
+def _interrupt_handled() -> None:
+    global _interrupt_pending
+    _interrupt_pending = False
+
+
+def raise_if_interrupted() -> None:
+    """Raise the KeyboardInterrupt of a Ctrl-C that Python dropped (see :func:`_on_ctrl_c`)."""
+    if _interrupt_pending:
+        _interrupt_handled()
+        raise KeyboardInterrupt
+
+
 def run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> int:
     """Play ``session(settings, stdout, echo=...)`` on standard input; its exit status. Piped
     input is echoed; an :class:`OpponentUnavailable` ends with one line and status 2; Ctrl-C,
     whenever it comes (the computer being built, compiled, play, the report), with one line
     (or the game's report) and status 130."""
+    own_handler = threading.current_thread() is threading.main_thread() \
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own_handler:
+        signal.signal(signal.SIGINT, _on_ctrl_c)
+    try:
+        return _run_cli(prog, session, settings)
+    finally:
+        if own_handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        _interrupt_handled()
+
+
+def _run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> int:
     try:
         game = session(settings, sys.stdout, echo=not sys.stdin.isatty())
+        raise_if_interrupted()
     except OpponentUnavailable as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        _interrupt_handled()
         print(interrupted_before(getattr(session, "STOPS", "game")), flush=True)
         return INTERRUPTED
     try:
@@ -151,6 +195,7 @@ class PlaySession:
 
     def _read(self, lines: Iterator[str], prompt: str) -> str | None:
         """The next line without its newline, or None at the end of input."""
+        raise_if_interrupted()
         self.out.write(prompt)
         self.out.flush()
         try:
@@ -182,9 +227,11 @@ class PlaySession:
         lines = iter(input_lines)
         try:
             self.start()
+            raise_if_interrupted()    # one that came while the computer compiled
             self.began = True
             ended_by = self.play(lines)
         except KeyboardInterrupt:
+            _interrupt_handled()
             ended_by = "interrupt"
             self._say()   # ends a partial line (the prompt, "Preparing ...")
             self._say(f"Interrupted: the {self.STOPS} stops here." if self.began

@@ -10,14 +10,17 @@ line's one-line exit 2. The games' own play tests drive the same loop through th
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
+import signal
 import sys
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 
 from jaxgames.player import Player
-from jaxgames.terminal import OpponentUnavailable, PlaySession, format_seconds, run_cli
+from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, format_seconds, run_cli
 
 
 class Race(NamedTuple):
@@ -78,7 +81,7 @@ class RaceSession(PlaySession):
 
     def finish(self, ended_by):
         self._say(f"Ended: {ended_by}.")
-        return dataclasses.make_dataclass("Result", ["ended_by", "exit_code"])(ended_by, 0)
+        return dataclasses.make_dataclass("Result", ["ended_by", "exit_code"])(ended_by, exit_status(ended_by))
 
 
 def race(lines, target=5):
@@ -123,6 +126,35 @@ def test_an_unusable_opponent_is_one_line_and_exit_2(monkeypatch, capsys):
     assert capsys.readouterr().err.splitlines() == ["race: error: no such opponent"]
     monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
     assert run_cli("race", RaceSession, 5) == 0
+
+
+class CtrlCInGarbageCollection(RaceSession):
+    """Ctrl-C arrives while a garbage-collection callback runs (JAX's runs at allocations, a
+    compile's included): Python drops the KeyboardInterrupt raised there and goes on."""
+
+    def start(self):
+        super().start()
+
+        def collecting(phase, info):
+            if phase == "start":
+                gc.callbacks.remove(collecting)
+                signal.raise_signal(signal.SIGINT)
+                for _ in range(100):     # Python runs the handler between these instructions
+                    pass
+
+        gc.callbacks.append(collecting)
+        gc.collect()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # the dropped one
+def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+    assert run_cli("race", CtrlCInGarbageCollection, 5) == 130
+    out = capsys.readouterr().out
+    assert "Interrupted before the game began" in out and "Total" not in out
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # put back
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+    assert run_cli("race", RaceSession, 5) == 0     # nothing left pending
 
 
 def test_format_seconds():
