@@ -129,13 +129,23 @@ def run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> in
     (or the game's report) and status 130."""
     own_handler = threading.current_thread() is threading.main_thread() \
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    unraisable_hook = sys.unraisablehook
+
+    def quiet_dropped_ctrl_c(unraisable):
+        # Python prints the KeyboardInterrupt it drops with a traceback; it is noted and will
+        # stop the game in one line, so it is not shown
+        if not (_interrupt_pending and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            unraisable_hook(unraisable)
+
     if own_handler:
         signal.signal(signal.SIGINT, _on_ctrl_c)
+        sys.unraisablehook = quiet_dropped_ctrl_c
     try:
         return _run_cli(prog, session, settings)
     finally:
         if own_handler:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = unraisable_hook
         _interrupt_handled()
 
 

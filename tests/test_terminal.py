@@ -17,7 +17,6 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
-import pytest
 
 from jaxgames.player import Player
 from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, format_seconds, run_cli
@@ -146,12 +145,13 @@ class CtrlCInGarbageCollection(RaceSession):
         gc.collect()
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # the dropped one
 def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+    hook = sys.unraisablehook
     assert run_cli("race", CtrlCInGarbageCollection, 5) == 130
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "Interrupted before the game began" in out and "Total" not in out
+    assert err == "" and sys.unraisablehook is hook     # no traceback of the dropped one; put back
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # put back
     monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
     assert run_cli("race", RaceSession, 5) == 0     # nothing left pending

@@ -679,7 +679,9 @@ def test_sqrt_rule_updates_in_place_and_compiles_once():
 
 
 def test_shared_step_is_checked():
-    with pytest.raises(ValueError, match="shared_step must be one of sum, sqrt"):
+    with pytest.raises(ValueError, match="shared_step must be auto or one of sum, sqrt"):
         td.TDConfig(network=TINY, shared_step="avg")
     assert td.default_shared_step(td.SQRT_FROM_GAMES - 1) == "sum"
     assert td.default_shared_step(td.SQRT_FROM_GAMES) == "sqrt"
+    assert td.TDConfig(network=TINY, num_games=td.SQRT_FROM_GAMES).step_rule == "sqrt"
+    assert td.TDConfig(network=TINY, num_games=td.SQRT_FROM_GAMES, shared_step="sum").step_rule == "sum"

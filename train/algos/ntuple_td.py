@@ -20,8 +20,8 @@ number of games that stepped it: the square-root scaling of the learning rate wi
 size (Krizhevsky 2014; Hoffer, Hubara & Soudry 2017), applied to each weight with its own batch,
 k. A weight one game alone touched gets exactly the online step, so with one game the rules are
 the same. Large batches need it: at 4,096 games one weight is stepped by up to ~800 games per
-update, the sum overshoots and the learner never gets past a random player's score, while the
-square-root rule learns per move as 128 summed games do (docs/benchmarks.md; dividing by k
+update, the sum overshoots and the learner stays near a random or greedy player's score, while
+the square-root rule learns per move as 128 summed games do (docs/benchmarks.md; dividing by k
 itself, or by 1 + (α/F)(k - 1), were measured and not kept: docs/lab/benchmarks.md).
 
 One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
@@ -60,17 +60,23 @@ class TDConfig:
     trace_length: int = 5          # h: afterstates kept for the truncated λ-return (λ > 0)
     optimistic_init: float = 0.0   # initial value of every board
     tc: bool = False               # temporal-coherence adaptive learning rates
-    shared_step: str = "sum"       # "sum" | "sqrt": how the batch's steps of one weight combine
+    shared_step: str = "auto"      # "sum" | "sqrt" | "auto": how the batch's steps of one weight combine
 
     def __post_init__(self):
-        if self.shared_step not in SHARED_STEPS:
-            raise ValueError(f"shared_step must be one of {', '.join(SHARED_STEPS)}, got {self.shared_step!r}")
+        if self.shared_step not in ("auto", *SHARED_STEPS):
+            raise ValueError(f"shared_step must be auto or one of {', '.join(SHARED_STEPS)}, "
+                             f"got {self.shared_step!r}")
+
+    @property
+    def step_rule(self) -> str:
+        """``shared_step`` with auto resolved by the batch size (:func:`default_shared_step`)."""
+        return default_shared_step(self.num_games) if self.shared_step == "auto" else self.shared_step
 
     @property
     def counts_games(self) -> bool:
         """Whether the step needs the count of games stepping each weight (the table's last
         column)."""
-        return self.shared_step != "sum"
+        return self.step_rule != "sum"
 
 
 SHARED_STEPS = ("sum", "sqrt")
@@ -277,7 +283,7 @@ def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Ar
             stepped: jax.Array) -> jax.Array:
     """The carry's table after the TD errors ``delta`` float32 [G, H] of the afterstates
     ``old_trace`` int32 [G, H, F] (their feature indices), α split over the F features and the
-    games' steps on a shared weight combined by ``cfg.shared_step``; ``stepped`` bool [G, H]
+    games' steps on a shared weight combined by ``cfg.step_rule``; ``stepped`` bool [G, H]
     marks the slots updated (``delta`` is 0 elsewhere)."""
     alpha = cfg.learning_rate / cfg.network.num_features
     flat_idx = old_trace.reshape(-1)                                 # [G*H*F]
@@ -288,7 +294,7 @@ def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Ar
         rate = jnp.where(rows[:, 2] > 0, jnp.abs(rows[:, 1]) / jnp.maximum(rows[:, 2], 1e-30), 1.0)
         columns = [err, jnp.abs(err)]
         err = rate * err
-    if cfg.shared_step == "sum":
+    if cfg.step_rule == "sum":
         if not columns:
             return table.at[flat_idx, 0].add(alpha * err)
         return table.at[flat_idx].add(jnp.stack([alpha * err, *columns], -1))
