@@ -98,17 +98,3 @@ def exits_2_with_one_line(capsys):
         assert message in err and "Traceback" not in err
         assert len([line for line in err.splitlines() if "error:" in line]) == 1
     return check
-
-
-# The files that take a minute or more, started first: `make test` hands whole files to its two
-# workers in collection order, and one of these collected last (tests/train/ comes after the
-# rest) keeps one worker busy long after the other has finished.
-SLOW_FILES_FIRST = ("tests/train/test_train_hearts.py", "tests/test_notebooks.py",
-                    "tests/train/test_train_holdem.py", "tests/train/test_distributed_hex.py",
-                    "tests/train/test_distributed.py", "tests/holdem/test_agent.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    rank = {name: i for i, name in enumerate(SLOW_FILES_FIRST)}
-    root = str(config.rootpath)
-    items.sort(key=lambda item: rank.get(os.path.relpath(str(item.path), root), len(rank)))
