@@ -18,11 +18,11 @@ from typing import Sequence
 
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
+from train.algos import ntuple_td as td
 from train.algos.ntuple_td_probe import select_layout
 from train.common import RunConfig, exit_on_user_error, parse
-from train.common.cpu_layout import check_request
-from train.algos import ntuple_td as td
 from train.common.config import check_int32, check_memory
+from train.common.cpu_layout import check_request
 from train.games import game2048 as lib
 
 GAME = lib.GAME
@@ -64,8 +64,8 @@ class Config(RunConfig):
     shared_step: str = "auto"
     """How the steps of one update's games on a shared weight combine: sum, sqrt (the summed
     step divided by the square root of the games that stepped it), or auto: sqrt from 256 games
-    per update, where
-    the sum overshoots (docs/benchmarks.md), sum below (as learned online, and faster on a CPU)."""
+    per update, where the sum overshoots (docs/benchmarks.md), sum below (as learned online,
+    and faster on a CPU)."""
     train_moves: int = 200_000_000
     """Training budget in moves (all games together). The quick preset's 200 M keeps its run,
     evaluations included, within 10 minutes on the slowest 2-core machine we measured (0.62 M
