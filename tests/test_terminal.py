@@ -146,15 +146,20 @@ class CtrlCInGarbageCollection(RaceSession):
 
 
 def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsys):
-    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
-    hook = sys.unraisablehook
-    assert run_cli("race", CtrlCInGarbageCollection, 5) == 130
-    out, err = capsys.readouterr()
-    assert "Interrupted before the game began" in out and "Total" not in out
-    assert err == "" and sys.unraisablehook is hook     # no traceback of the dropped one; put back
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # put back
-    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
-    assert run_cli("race", RaceSession, 5) == 0     # nothing left pending
+    # Python's own SIGINT handler, as in a terminal (a pytest-xdist worker ignores SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+        hook = sys.unraisablehook
+        assert run_cli("race", CtrlCInGarbageCollection, 5) == 130
+        out, err = capsys.readouterr()
+        assert "Interrupted before the game began" in out and "Total" not in out
+        assert err == ""                                 # no traceback of the dropped one
+        assert sys.unraisablehook is hook and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+        assert run_cli("race", RaceSession, 5) == 0      # nothing left pending
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_format_seconds():
