@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
+
+from bench.timing import cpu_model
 
 
 def parse_count(text: str) -> int:
@@ -41,14 +42,6 @@ def parse_count(text: str) -> int:
     return int(value)
 
 
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def train_and_evaluate(num_games: int, rule: str, seed: int, checkpoints: list[int], eval_games: int,

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
-import platform
 import sys
 import time
 
@@ -49,7 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.timing import best_seconds
+from bench.timing import best_seconds, cpu_model
 from jaxgames import core
 from jaxgames.hearts import bots as B
 from jaxgames.hearts import features as F
@@ -61,15 +60,6 @@ from jaxgames.search import maxn
 NUM_WEIGHTS = 1 << 19
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _versions() -> str:

@@ -32,22 +32,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.timing import best_seconds
+from bench.timing import best_seconds, cpu_model
 from jaxgames.holdem import encode as E
 from jaxgames.holdem import network as N
 
 MODES = ("forward", "fwd+bwd", "fwd+bwd in scan")
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def _inputs(shape: tuple, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

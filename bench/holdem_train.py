@@ -20,27 +20,18 @@ from train.common.mesh import one_cpu_device_per_core  # noqa: E402
 one_cpu_device_per_core()   # as train.holdem runs
 
 import argparse  # noqa: E402
-import platform  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import optax  # noqa: E402
 
-from bench.timing import best_seconds  # noqa: E402
+from bench.timing import best_seconds, cpu_model  # noqa: E402
 from jaxgames.holdem import encode as encode_lib  # noqa: E402
 from jaxgames.holdem import network as net_lib  # noqa: E402
 from train.games import holdem as lib  # noqa: E402
 from train.algos.ppo import PPOConfig  # noqa: E402
 
 
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main(argv=None) -> dict:
@@ -110,7 +101,7 @@ def main(argv=None) -> dict:
     sgd_rate = lc.epochs * decisions / sgd_s
     network_s = fwd_s + sgd_s          # the learner's and the opponents' forwards, then SGD
     result = {
-        "cpu": cpu_name(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
+        "cpu": cpu_model(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
         "parameters": net_lib.param_count(jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())), "num_envs": lc.num_envs, "num_steps": lc.num_steps,
         "update_seconds": update_s, "decisions_per_second": decisions / update_s,
         "hands_per_second": hands_per_update / update_s,
