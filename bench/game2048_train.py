@@ -188,7 +188,7 @@ def _choose_layout(args, parser):
     """The CPU thread layout, pinned (or not) before anything starts JAX's backend."""
     from jaxgames.game2048.ntuple import NTupleNetwork
     from train.algos import ntuple_td as td
-    from train.algos.ntuple_td_probe import select_layout
+    from train.games.game2048_layout import select_layout
     from train.common import UserError
 
     request = args.layout

@@ -19,7 +19,7 @@ from typing import Sequence
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.algos import ntuple_td as td
-from train.algos.ntuple_td_probe import select_layout
+from train.games.game2048_layout import select_layout
 from train.common import RunConfig, exit_on_user_error, parse
 from train.common.config import check_int32, check_memory
 from train.common.cpu_layout import check_request

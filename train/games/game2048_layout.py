@@ -26,7 +26,7 @@ MOVES_PER_CHUNK = 32_768
 # not depend on them, so they stay out of the probe's arguments (and out of the layout cache key)
 _VALUE_ONLY = ("network", "learning_rate", "optimistic_init")
 
-TARGET = "train.algos.ntuple_td_probe:burst_timer"
+TARGET = "train.games.game2048_layout:burst_timer"
 
 
 def probe_kwargs(cfg: td.TDConfig, variant: str = "2048") -> dict:
