@@ -343,8 +343,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
                         "lists them; default: the first)")
     p.add_argument("--run", "--checkpoint", dest="run", metavar="RUN",
-                   help="with --opponent agent: the run folder, runs/holdem/<run> (its best/ parameters "
-                        "are loaded, else its newest checkpoints/ step)")
+                   help="with --opponent agent: the run folder, runs/holdem/<run> (its newest "
+                        "checkpoints/ step: the run's last round, the agent its summary describes)")
     p.add_argument("--hands", type=int, default=None, metavar="N",
                    help="stop after N hands (default: play until quit or the end of input)")
     p.add_argument("--seed", type=int, default=None,
