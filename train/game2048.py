@@ -93,13 +93,6 @@ class Config(RunConfig):
         return NTupleNetwork(patterns=parse_patterns(self.patterns), base=base)
 
     @property
-    def step_rule(self) -> str:
-        """``shared_step`` with auto resolved: "sum" or "sqrt"."""
-        if self.shared_step != "auto":
-            return self.shared_step
-        return td.default_shared_step(self.num_games)
-
-    @property
     def num_updates(self) -> int:
         return max(1, self.train_moves // self.num_games)
 
@@ -139,7 +132,7 @@ class Config(RunConfig):
         slots = self.trace_length if self.lam > 0 else 1
         held = {
             "the n-tuple tables (patterns, base, tc, shared_step)":
-                len(net.patterns) * net.table_size * (1 + 2 * self.tc + (self.step_rule != "sum")) * 4,
+                len(net.patterns) * net.table_size * (1 + 2 * self.tc + lib.td_config(self).counts_games) * 4,
             "the games' afterstate traces (num_games, trace_length)":
                 self.num_games * (16 + slots * (4 * features + 4) + 12),
         }

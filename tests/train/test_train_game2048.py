@@ -56,7 +56,7 @@ def test_each_batch_size_compiles_its_chunk_once_and_large_ones_take_the_sqrt_st
 
     for games, rule in ((16, "sum"), (256, "sqrt")):
         config = game2048.Config(num_games=games, patterns="0,1,2,3 4,5,6,7")
-        assert config.step_rule == rule
+        assert lib.td_config(config).step_rule == rule
         learner = td.make(lib.td_config(config), jaxgames.make("2048"))
         chunk = make_chunk(learner.update, 20)
         carry = learner.init(jax.random.key(0))

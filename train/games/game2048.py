@@ -29,7 +29,7 @@ def td_config(config) -> td.TDConfig:
     return td.TDConfig(network=config.network(), num_games=config.num_games,
                        learning_rate=config.learning_rate, lam=config.lam,
                        trace_length=config.trace_length, optimistic_init=config.optimistic_init,
-                       tc=config.tc, shared_step=config.step_rule)
+                       tc=config.tc, shared_step=config.shared_step)
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
