@@ -83,7 +83,7 @@ def run_peer(exe: str | os.PathLike, seconds: float, seed: int = 0) -> dict:
 
 
 def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge_pages: bool = True,
-            shared_step: str = "sum") -> dict:
+            shared_step: str = "auto") -> dict:
     """Train the JAX learner for about ``seconds`` of post-compile wall time."""
     import jax
     import jax.numpy as jnp
@@ -131,7 +131,7 @@ def run_jax(seconds: float, num_games: int, chunk_size: int, seed: int = 0, huge
     return {"moves": moves, "games": total_games, "seconds": elapsed, "cpu_seconds": cpu,
             "compile_seconds": compile_s,
             "avg_score_last_games": score / games if games else float("nan"), "last_games": games,
-            "huge_pages": on_huge_pages}
+            "huge_pages": on_huge_pages, "shared_step": cfg.step_rule}
 
 
 def batch_overlap(num_games: int, updates: int, chunk_size: int = 250, seed: int = 0) -> dict:
@@ -197,9 +197,8 @@ def _choose_layout(args, parser):
             parser.error(f"--one-core is --layout one; it contradicts --layout {request}")
         request = "one"
     try:
-        rule = td.default_shared_step(args.num_games) if args.shared_step == "auto" else args.shared_step
         return select_layout(request, td.TDConfig(network=NTupleNetwork(), num_games=args.num_games,
-                                                  shared_step=rule),
+                                                  shared_step=args.shared_step),
                              flag="--layout")
     except UserError as e:   # a bad JAXGAMES_CPU_LAYOUT
         parser.error(str(e))
@@ -274,10 +273,8 @@ def main(argv: list[str] | None = None) -> dict:
             tdl = tdl2048.run(args.tdl2048, args.seconds, args.seed)
         except (RuntimeError, ValueError) as e:
             raise SystemExit(f"error: {e}") from None
-    from train.algos.ntuple_td import default_shared_step
-    rule = default_shared_step(args.num_games) if args.shared_step == "auto" else args.shared_step
     ours = run_jax(args.seconds, args.num_games, args.chunk, args.seed, huge_pages=not args.no_huge_pages,
-                   shared_step=rule)
+                   shared_step=args.shared_step)
 
     import jax
 
@@ -311,7 +308,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"from scratch")
     table_at = (f"table on {'huge' if ours['huge_pages'] else 'ordinary'} pages" if on_cpu
                 else f"table in {jax.devices()[0].device_kind} memory")
-    print(f"jaxgames: num_games {args.num_games}, shared step {rule}, chunk {args.chunk} updates "
+    print(f"jaxgames: num_games {args.num_games}, shared step {ours['shared_step']}, chunk {args.chunk} updates "
           f"(compile {ours['compile_seconds']:.1f} s, not timed), {table_at}")
     if cpp is not None:
         print("C++ peer: 1 thread, 1 game, online updates (g++ -O3 -march=native), on the host CPU")
