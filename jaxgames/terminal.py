@@ -145,7 +145,10 @@ def run_cli(prog: str, session: Callable[..., PlaySession], settings: Any) -> in
     finally:
         if own_handler:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            sys.unraisablehook = unraisable_hook
+            # a hook installed on top of this one (jaxgames.checkpoints drops orbax's late
+            # reports through it) stays: ours passes everything on once no Ctrl-C is pending
+            if sys.unraisablehook is quiet_dropped_ctrl_c:
+                sys.unraisablehook = unraisable_hook
         _interrupt_handled()
 
 

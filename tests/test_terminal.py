@@ -162,6 +162,31 @@ def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsy
         signal.signal(signal.SIGINT, before)
 
 
+class InstallsAHook(RaceSession):
+    """A session whose opponent installs an unraisable hook while it loads, as
+    jaxgames.checkpoints does to drop orbax's reports that arrive after a damaged read."""
+
+    def __init__(self, *args, **kwargs):
+        previous = sys.unraisablehook
+        sys.unraisablehook = lambda unraisable: previous(unraisable)
+        InstallsAHook.installed = sys.unraisablehook
+        super().__init__(*args, **kwargs)
+
+
+def test_a_hook_installed_during_the_game_outlives_it(monkeypatch):
+    """The reports a hook was installed for may come after the game ended (at exit): run_cli
+    leaves it in place instead of restoring the hook it found."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    hook = sys.unraisablehook
+    try:
+        monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+        assert run_cli("race", InstallsAHook, 5) == 0
+        assert sys.unraisablehook is InstallsAHook.installed
+    finally:
+        sys.unraisablehook = hook
+        signal.signal(signal.SIGINT, before)
+
+
 def test_format_seconds():
     assert format_seconds(0.042) == "0.04 s"
     assert format_seconds(4.21) == "4.2 s"
