@@ -26,7 +26,7 @@ TINY = {
                   "--eval-games 2 --eval-simulations 2 --final-eval-games 2 --elo-games 0 --sgf-games 0"},
     "holdem.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
                      "--rounds 1 --updates-per-round 1 --num-envs 16 --num-steps 4 --opponent-groups 4 "
-                     "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 6 --lbr-hands 0 "
+                     "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 4 --lbr-hands 0 "
                      "--elo-deals 2"},
     # the Q♠ predictor alone: the combined run with its stages is tests/train/test_train_hearts.py's
     "hearts.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":

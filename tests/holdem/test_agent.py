@@ -33,7 +33,7 @@ from jaxgames.player import Player
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--rounds", "1", "--updates-per-round", "1", "--num-envs", "16", "--num-steps", "4",
         "--opponent-groups", "4", "--epochs", "1", "--minibatches", "2", "--eval-deals", "4",
-        "--final-eval-deals", "6", "--lbr-hands", "0", "--elo-deals", "2", "--no-progress"]
+        "--final-eval-deals", "4", "--lbr-hands", "0", "--elo-deals", "2", "--no-progress"]
 
 
 @pytest.fixture(scope="module")
