@@ -1,6 +1,7 @@
 """The Hearts pipeline (python -m train.hearts): a tiny combined run end to end (its two stages,
-the run folder, the PIMC evaluation, exact --resume in the combined phase), CLI refusals in one
-line. The values themselves: tests/hearts/test_learned.py."""
+the run folder, what the PIMC evaluation is handed and what the run writes of it, exact
+--resume in the combined phase), CLI refusals in one line. The values themselves:
+tests/hearts/test_learned.py."""
 
 import json
 
@@ -31,7 +32,7 @@ def pimc_results(calls):
     this test 20-30 s."""
     def evaluate_imperfect(spec, weights, key, deals, worlds):
         calls.append((spec.predictor, np.asarray(weights), deals, worlds))
-        seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 deals, 4]
+        seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 x deals, 4]
         points = np.where(seats == 0, 5.0, 7.0)
         return {name: eval_lib.summarize(-points, seats, ("learned (PIMC)", name), "hand") for name in lib.IMPERFECT}
     return evaluate_imperfect
