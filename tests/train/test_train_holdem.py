@@ -164,31 +164,17 @@ def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
     assert (quick.learner.clip_eps, quick.learner.delta1, quick.best_k) == (0.2, 3.0, 5)   # the source's
 
 
-def test_a_run_saved_without_anneal_lr_resumes_with_it_off_only(tmp_path):
-    # runs saved while --anneal-lr was out of the code have no anneal_lr in config.json; they
-    # trained at the constant rate, which is anneal_lr off
+def test_a_run_saved_with_the_retired_anneal_lr_off_resumes_and_on_is_refused(tmp_path):
+    # runs made while --anneal-lr existed (removed unmeasured) saved anneal_lr in config.json;
+    # off was the constant rate the learner keeps, on a rate it no longer computes
     _, cfg = holdem_train.parse(PRESETS, ["--runs-dir", str(tmp_path), "--run-name", "old"])
     RunDir(tmp_path, "holdem", cfg, resume=False).close()
     saved = tmp_path / "holdem" / "old" / "config.json"
-    saved.write_text(json.dumps({k: v for k, v in json.loads(saved.read_text()).items() if k != "anneal_lr"}))
-    RunDir(tmp_path, "holdem", dataclasses.replace(cfg, resume=True), resume=True).close()
-    assert json.loads(saved.read_text())["anneal_lr"] is False       # the resume writes today's fields
-    saved.write_text(json.dumps({k: v for k, v in json.loads(saved.read_text()).items() if k != "anneal_lr"}))
-    _, on = holdem_train.parse(PRESETS, ["--runs-dir", str(tmp_path), "--run-name", "old", "--resume", "--anneal-lr"])
-    with pytest.raises(RunDirError, match=r"anneal_lr differs from the saved run \(\(not set\) saved, true now\)"):
-        RunDir(tmp_path, "holdem", on, resume=True)
-
-
-def test_anneal_lr_is_handed_the_runs_number_of_updates():
-    _, cfg = holdem_train.parse(PRESETS, ["--anneal-lr", "--rounds", "3", "--updates-per-round", "5"])
-    assert cfg.learner.anneal_lr
-    optimizer = lib.build(cfg)[2].parts.optimizer
-    # with the same small gradient every step, Adam moves each weight by its step size: after
-    # one update (epochs x minibatches optimizer steps) of the run's 3 x 5, 14/15 of the rate
-    grads, state = {"w": jnp.full(2, 0.1)}, optimizer.init({"w": jnp.zeros(2)})
-    moves = []
-    for _ in range(cfg.learner.epochs * cfg.learner.minibatches + 1):
-        update, state = optimizer.update(grads, state)
-        moves.append(float(-update["w"][0]))
-    np.testing.assert_allclose(moves[0], cfg.learner.learning_rate, rtol=1e-3)
-    np.testing.assert_allclose(moves[-1], cfg.learner.learning_rate * 14 / 15, rtol=1e-3)
+    old = json.loads(saved.read_text())
+    resumed = dataclasses.replace(cfg, resume=True)
+    saved.write_text(json.dumps({**old, "anneal_lr": False}))
+    RunDir(tmp_path, "holdem", resumed, resume=True).close()
+    assert "anneal_lr" not in json.loads(saved.read_text())     # the resume writes today's fields
+    saved.write_text(json.dumps({**old, "anneal_lr": True}))
+    with pytest.raises(RunDirError, match=r"anneal_lr differs from the saved run \(true saved, \(not set\) now\)"):
+        RunDir(tmp_path, "holdem", resumed, resume=True)

@@ -63,7 +63,7 @@ from train.algos.opponents import BIG, Seat, VsOpponents
 from train.common.mesh import check_divisible, shard_batch
 
 __all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "deal", "fill_bounds", "gae", "init",
-           "learning_rate", "loss", "make", "policy", "ppo_policy_loss", "probs", "rollout", "squared_value_loss",
+           "loss", "make", "policy", "ppo_policy_loss", "probs", "rollout", "squared_value_loss",
            "trinal_clip_policy_loss", "trinal_value_loss", "update"]
 
 LOSSES = ("trinal", "ppo")
@@ -92,9 +92,6 @@ class PPOConfig:
     """GAE lambda (PureJaxRL's and the PPO paper's)."""
     learning_rate: float = 3e-4
     """Adam step size (the PPO paper's, PureJaxRL's)."""
-    anneal_lr: bool = False
-    """Lower the step size linearly to 0 over the run's updates (PureJaxRL's ``ANNEAL_LR``,
-    per update as there); ``make`` is then told the run's number of updates."""
     epochs: int = 4
     """Passes over one update's decisions (PureJaxRL's CartPole: 4)."""
     minibatches: int = 4
@@ -473,20 +470,8 @@ def update(parts: Parts, carry: PPOCarry, key: jax.Array) -> tuple[PPOCarry, dic
     return carry, metrics
 
 
-def learning_rate(cfg: PPOConfig, total_updates: int | None) -> float | optax.Schedule:
-    """The step size: ``cfg.learning_rate``, or with ``cfg.anneal_lr`` its linear fall to 0 over
-    ``total_updates`` updates, one step down per update (the optimizer counts
-    ``epochs * minibatches`` steps an update), as PureJaxRL's ``linear_schedule``."""
-    if not cfg.anneal_lr:
-        return cfg.learning_rate
-    if not isinstance(total_updates, int) or isinstance(total_updates, bool) or total_updates < 1:
-        raise ValueError(f"anneal_lr needs the run's number of updates (an integer >= 1), got {total_updates!r}")
-    steps_per_update = cfg.epochs * cfg.minibatches
-    return lambda count: cfg.learning_rate * (1.0 - (count // steps_per_update) / total_updates)
-
-
 def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool: Any,
-         choose_opponent: Callable[[Any, Any, jax.Array], Any], total_updates: int | None = None) -> PPO:
+         choose_opponent: Callable[[Any, Any, jax.Array], Any]) -> PPO:
     """The PPO learner of ``wrapper``'s game, one seat against the wrapper's opponents.
 
     Args:
@@ -499,7 +484,6 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool:
       choose_opponent: ``choose_opponent(pool, params, key) -> table``, one group's opponent
         for one update (jittable): the ``table`` its games' wrapper is handed. ``params`` are
         the learner's own (self-play while a pool is empty).
-      total_updates: the run's number of updates, which ``cfg.anneal_lr`` anneals over.
 
     Returns a :class:`PPO`: ``init(key) -> PPOCarry``, ``update(carry, key) -> (carry,
     metrics)``, ``policy(params, state, key) -> action`` and ``probs(params, state, key) ->
@@ -513,7 +497,7 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool:
     check_divisible(cfg.opponent_groups)
     check_divisible(cfg.num_envs * cfg.num_steps // cfg.minibatches)
     optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm),
-                            optax.adam(learning_rate(cfg, total_updates), eps=1e-5))  # PureJaxRL's eps
+                            optax.adam(cfg.learning_rate, eps=1e-5))  # PureJaxRL's eps
     parts = Parts(cfg=cfg, wrapper=wrapper, apply_fn=net.apply, features=features,
                   choose_opponent=choose_opponent, optimizer=optimizer)
     bind = lambda f: lambda *args: f(parts, *args)  # noqa: E731

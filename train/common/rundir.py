@@ -49,12 +49,13 @@ _SHARED_KEYS = frozenset({"seed", "run_name", "runs_dir", "resume", "keep_checkp
 # What a fresh start may find in a run folder that has no config.json yet: the scaffolding an
 # earlier attempt leaves when it is killed before it wrote config.json (written last).
 _SCAFFOLDING = {LOCK_NAME, "metrics.jsonl", "plots"}
-# Config fields added after runs were saved without them, each with the value that does what
-# the code of those runs did: ``--resume`` of such a run with that value is not refused for
-# the field (with another value it is, as for any other field).
-_ADDED = {
-    # hold'em PPO's --anneal-lr (linear learning-rate fall), off: the constant rate of the runs
-    # saved while the option was out (2026-11-27, between commits 3f232fe and its return)
+# Retired config fields, each with the one saved value that today's code still computes, so
+# that ``--resume`` of a run saved before the field went is not refused for it (saved with
+# another value, the run is refused, as for any other field). A field that comes back by
+# that name must leave this table.
+_RETIRED = {
+    # hold'em PPO's --anneal-lr (linear learning-rate fall), off by default; removed
+    # unmeasured 2026-11-27 (commit b322a23 added it). Off is today's constant rate.
     "anneal_lr": False,
 }
 
@@ -277,7 +278,7 @@ class RunDir:
             if k in run_only or k == GAME_KEY:
                 continue
             a, b = old.get(k, missing), config.get(k, missing)
-            if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
+            if b is missing and k in _RETIRED and json.dumps(a) == json.dumps(_RETIRED[k]):
                 continue
             if a != b:
                 was = "(not set)" if a is missing else json.dumps(a)

@@ -158,16 +158,15 @@ def value_bounds(env):
 def build(config):
     """``(env, net, learner, agent)`` for a ``train.holdem.Config`` (:func:`build_parts`)."""
     return build_parts(network_size=config.network, tower=config.tower, pool_capacity=config.pool_capacity,
-                       best_k=config.best_k, anchor_fraction=config.anchor_fraction, learner=config.learner,
-                       total_updates=config.rounds * config.updates_per_round)
+                       best_k=config.best_k, anchor_fraction=config.anchor_fraction, learner=config.learner)
 
 
 def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: int, anchor_fraction: float,
-                learner: ppo.PPOConfig, total_updates: int | None = None):
+                learner: ppo.PPOConfig):
     """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
     probabilities feed LBR). Keyword settings, so that a benchmark builds the run's learner
-    without the entry module's Config. ``total_updates``: the run's, for ``learner.anneal_lr``."""
+    without the entry module's Config."""
     env = jaxgames.make(GAME)   # the default table (stacks 20,000, blinds 50/100), as the source's
     net = net_lib.make_network(network_size, tower=tower or None)
     feats = features(env)
@@ -179,8 +178,7 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
                             capacity=pool_capacity, num_fixed=len(ANCHORS))
     trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool,
                        choose_opponent=functools.partial(choose_opponent, best_k=best_k,
-                                                         anchor_fraction=anchor_fraction),
-                       total_updates=total_updates)
+                                                         anchor_fraction=anchor_fraction))
     agent = Player("agent", trainer.policy, None, probs=trainer.probs)
     return env, net, trainer, agent
 

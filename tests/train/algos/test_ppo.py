@@ -117,17 +117,6 @@ def test_config_refusals(changes, message):
         ppo.PPOConfig(**changes).validate()
 
 
-def test_annealed_learning_rate_falls_one_step_an_update():
-    cfg = ppo.PPOConfig(anneal_lr=True, learning_rate=0.4, epochs=2, minibatches=3)
-    rate = ppo.learning_rate(cfg, total_updates=4)      # 6 optimizer steps an update
-    got = [float(rate(jnp.int32(count))) for count in (0, 5, 6, 11, 12, 18, 23)]
-    np.testing.assert_allclose(got, [0.4, 0.4, 0.3, 0.3, 0.2, 0.1, 0.1], rtol=1e-6)
-    assert ppo.learning_rate(dataclasses.replace(cfg, anneal_lr=False), total_updates=None) == 0.4
-    for total in (None, 0, 2.5):
-        with pytest.raises(ValueError, match="anneal_lr needs the run's number of updates"):
-            ppo.learning_rate(cfg, total_updates=total)
-
-
 # -- the learner ------------------------------------------------------------------------------
 
 ENV = BitGuess()
