@@ -312,6 +312,9 @@ class PlaySession:
         self.out.flush()
         jax.block_until_ready(jitted(self.opponent.policy)(self.opponent.params, self.state, key))
         jax.block_until_ready(step(self.state, jnp.int32(0)))
+        # a Ctrl-C that Python dropped during the compile stops here, before "ready" says
+        # otherwise
+        raise_if_interrupted()
         self._say(f"ready ({format_seconds(self.clock() - start)}).")
 
     # -- what a game writes -----------------------------------------------------------------------
