@@ -327,6 +327,21 @@ def test_cli_bad_run_exits_2_with_one_line(copy, tmp_path, argv, message, capsys
     assert captured.out == ""
 
 
+def test_profile_cli_reads_the_runs_agent(run, tmp_path, capsys):
+    """python -m jaxgames.holdem.profile on a run: a table headed by the agent's name; a folder
+    that is not a hold'em run: one line, exit status 2."""
+    from jaxgames.holdem import profile as pf
+    assert pf.main([str(run), "--deals", "20"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"## {load_agent(run).name}"
+    assert sum(line.startswith("| ") for line in out) == 2 + len(pf.SITUATIONS)
+    with pytest.raises(SystemExit) as e:
+        pf.main([str(tmp_path / "missing")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("python -m jaxgames.holdem.profile: error: ") and "no such run folder" in err[-1]
+
+
 def test_cli_damaged_checkpoint_from_a_shell(copy, tmp_path):
     """A process of its own: one line on stderr, exit 2, no traceback (nor orbax's noise)."""
     bad = _damage_data(copy())

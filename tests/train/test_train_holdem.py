@@ -51,6 +51,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     report = (run / "report.md").read_text()
     assert "Local best response" in report and "against the equity bot" in report
     assert "the plain clipped PPO loss" in report   # the presets' loss (docs/lab/holdem.md)
+    assert "## The first decision of a hand" in report and "| opens in the small blind |" in report
     assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
     for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000

@@ -36,6 +36,7 @@ from jaxgames.holdem import encode as encode_lib
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.agent import network_policy
 from jaxgames.holdem.lbr import LocalBestResponse
+from jaxgames.holdem.profile import markdown as profile_markdown, preflop_profile
 from jaxgames.player import Player
 from train.algos import league as league_lib
 from train.algos import ppo
@@ -54,6 +55,9 @@ BASELINES = ("random", "call", "allin", "fold", "equity")
 #: value loss does not swamp the policy's in the clipped gradient (in big blinds its squared
 #: error reaches 10^4: measured, the policy then barely moved)
 REWARD_UNIT_BB = 100
+#: random deals of the final agent's preflop profile (jaxgames.holdem.profile): its fifths are
+#: 400 deals each
+PROFILE_DEALS = 2_000
 NETWORK = 0   # Opponent.kind of a network (a pool model, or the learner itself); 1 + i: ANCHORS[i]
 
 
@@ -321,6 +325,10 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                                         jax.random.fold_in(eval_key, 2**31 - 3), hands=config.lbr_hands)
                 summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
                 lbr["bots"][name] = r
+        # how the agent plays, beside how much it wins: the full preset's agents that lost to the
+        # equity bot had collapsed to one preflop line whatever their cards (docs/lab/holdem.md)
+        profile = preflop_profile(env, agent.probs, params, jax.random.fold_in(eval_key, 2**31 - 4),
+                                  num_deals=PROFILE_DEALS)
         ratings = league_lib.elo_list(to_host(result.carry.pool))
         summary.update({
             "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
@@ -333,7 +341,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         if rundir.writes:
             write_plots(rundir, rows, ratings)
         rundir.write_summary(summary)
-        rundir.write_report(report(config, summary, rows, ratings, final, lbr))
+        rundir.write_report(report(config, summary, rows, ratings, final, lbr, profile))
     return summary
 
 
@@ -383,7 +391,7 @@ def write_plots(rundir, rows, ratings) -> None:
               title="PPO losses (per round)", xlabel="round", ylabel="loss")
 
 
-def report(config, summary, rows, ratings, final, lbr) -> str:
+def report(config, summary, rows, ratings, final, lbr, profile) -> str:
     lc = config.learner
     loss = ("the Trinal-Clip loss (δ1 = %g, ε = %g; value target clipped to the chips each side put in)"
             % (lc.delta1, lc.clip_eps) if lc.loss == "trinal" else "the plain clipped PPO loss (ε = %g)" % lc.clip_eps)
@@ -408,6 +416,11 @@ def report(config, summary, rows, ratings, final, lbr) -> str:
                  f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale, LBR over the same deals "
                  "wins " + " and ".join(f"{r['mean']:+,.0f} ± {r['ci95']:,.0f} against the {name} bot"
                                         for name, r in lbr["bots"].items()) + ".\n")
+    text += ("\n## The first decision of a hand\n\nThe agent's probabilities over "
+             f"{PROFILE_DEALS:,} random deals, and for the strongest and the weakest fifth of them "
+             "(preflop equity against a random hand): a sound player raises more and folds less with strong cards; "
+             "one that ignores its cards shows the same numbers in both (`python -m jaxgames.holdem.profile`).\n\n"
+             + profile_markdown(profile) + "\n")
     text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"], table)
              + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n"
              + ("![LBR](plots/lbr.png)\n\n" if any("lbr_mbb" in r for r in rows) else "")
