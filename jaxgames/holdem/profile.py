@@ -12,9 +12,9 @@ ignores its cards (the call bot, a policy that collapsed to one line) shows the 
 numbers in both fifths; a sound one raises more and folds less with strong hands.
 
 Why it is worth a table: matches against the baselines say how much an agent wins, not how it
-plays. The full preset's agents that lost to the equity bot limped every hand in the small
-blind and called every pot raise whatever their cards (docs/lab/holdem.md); this shows it in
-a second. ``train.holdem`` puts the table of its final agent in the run's report.
+plays. Two of the three full-preset agents that lost to the equity bot limped every hand in
+the small blind and called every pot raise whatever their cards (docs/lab/holdem.md); this
+shows it in a second. ``train.holdem`` puts the table of its final agent in the run's report.
 """
 
 from __future__ import annotations

@@ -325,8 +325,9 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
                                         jax.random.fold_in(eval_key, 2**31 - 3), hands=config.lbr_hands)
                 summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
                 lbr["bots"][name] = r
-        # how the agent plays, beside how much it wins: the full preset's agents that lost to the
-        # equity bot had collapsed to one preflop line whatever their cards (docs/lab/holdem.md)
+        # how the agent plays, beside how much it wins: two of the three full-preset agents that
+        # lost to the equity bot had collapsed to one preflop line whatever their cards
+        # (docs/lab/holdem.md)
         profile = preflop_profile(env, agent.probs, params, jax.random.fold_in(eval_key, 2**31 - 4),
                                   num_deals=PROFILE_DEALS)
         ratings = league_lib.elo_list(to_host(result.carry.pool))
