@@ -16,6 +16,7 @@ import signal
 import sys
 from typing import NamedTuple
 
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.player import Player
@@ -127,22 +128,38 @@ def test_an_unusable_opponent_is_one_line_and_exit_2(monkeypatch, capsys):
     assert run_cli("race", RaceSession, 5) == 0
 
 
-class CtrlCInGarbageCollection(RaceSession):
+def ctrl_c_in_garbage_collection():
     """Ctrl-C arrives while a garbage-collection callback runs (JAX's runs at allocations, a
     compile's included): Python drops the KeyboardInterrupt raised there and goes on."""
+    def collecting(phase, info):
+        if phase == "start":
+            gc.callbacks.remove(collecting)
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(100):     # Python runs the handler between these instructions
+                pass
+
+    gc.callbacks.append(collecting)
+    gc.collect()
+
+
+class CtrlCInGarbageCollection(RaceSession):
+    def start(self):
+        super().start()
+        ctrl_c_in_garbage_collection()
+
+
+class CtrlCDroppedWhileCompiling(RaceSession):
+    """The dropped Ctrl-C comes while :meth:`PlaySession.prepare` compiles the computer's move."""
 
     def start(self):
         super().start()
 
-        def collecting(phase, info):
-            if phase == "start":
-                gc.callbacks.remove(collecting)
-                signal.raise_signal(signal.SIGINT)
-                for _ in range(100):     # Python runs the handler between these instructions
-                    pass
+        def step(state, action):
+            ctrl_c_in_garbage_collection()
+            return jnp.int32(0)
 
-        gc.callbacks.append(collecting)
-        gc.collect()
+        self.prepare(step, None)
+        self._say("The board.")
 
 
 def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsys):
@@ -158,6 +175,22 @@ def test_a_ctrl_c_that_python_dropped_still_stops_before_play(monkeypatch, capsy
         assert sys.unraisablehook is hook and signal.getsignal(signal.SIGINT) is signal.default_int_handler
         monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
         assert run_cli("race", RaceSession, 5) == 0      # nothing left pending
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_ctrl_c_dropped_while_compiling_stops_before_ready(monkeypatch, capsys):
+    """Not "ready", then the board, then the Ctrl-C line: the Ctrl-C line right after
+    "Preparing ..."."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(sys, "stdin", io.StringIO("2\n2\n"))
+        assert run_cli("race", CtrlCDroppedWhileCompiling, 5) == 130
+        out, err = capsys.readouterr()
+        after = out.split("Preparing the computer (compiling its move once) ... ")[1].strip().splitlines()
+        assert after[0] == "Interrupted before the game began: nothing was played."
+        assert "ready" not in out and "The board." not in out
+        assert err == ""
     finally:
         signal.signal(signal.SIGINT, before)
 
