@@ -305,13 +305,22 @@ class PlaySession:
         return action
 
     def prepare(self, step: Callable[..., Any], key: jax.Array) -> None:
-        """Compile the opponent's move and ``step`` (jitted) before the first prompt, saying
-        so: the first compile takes seconds, and the person sees why nothing happens."""
+        """Compile the opponent's move and ``step`` (jitted) before the first prompt
+        (:meth:`compile_first`)."""
+        def compile_both():
+            jax.block_until_ready(jitted(self.opponent.policy)(self.opponent.params, self.state, key))
+            jax.block_until_ready(step(self.state, jnp.int32(0)))
+
+        self.compile_first("the computer (compiling its move once)", compile_both)
+
+    def compile_first(self, what: str, work: Callable[[], Any]) -> None:
+        """Run ``work`` (the compiles a game needs) before the first prompt, saying so:
+        "Preparing <what> ... ready (1.4 s)." The first compile takes seconds, and the person
+        sees why nothing happens."""
         start = self.clock()
-        self.out.write("Preparing the computer (compiling its move once) ... ")
+        self.out.write(f"Preparing {what} ... ")
         self.out.flush()
-        jax.block_until_ready(jitted(self.opponent.policy)(self.opponent.params, self.state, key))
-        jax.block_until_ready(step(self.state, jnp.int32(0)))
+        work()
         # a Ctrl-C that Python dropped during the compile stops here, before "ready" says
         # otherwise
         raise_if_interrupted()

@@ -48,8 +48,8 @@ from jaxgames.game2048.render import render_text
 from jaxgames.game2048.tables import load_tables
 from jaxgames.player import Player
 from jaxgames.search import expectimax
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, format_seconds,
-                               raise_if_interrupted, run_cli, seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, run_cli,
+                               seed_or_random)
 
 PROG = "python -m jaxgames.game2048.play"
 #: the leaf evaluation's points per empty cell: about one merge of two 8s (16 points), so
@@ -189,13 +189,12 @@ class Session(PlaySession):
 
     def start(self) -> None:
         s = self.settings
-        start = self.clock()
-        self.out.write("Preparing (compiling the game and the hint's search once) ... ")
-        self.out.flush()
-        jax.block_until_ready(self._values(self.weights, self.state.board))
-        jax.block_until_ready(self._step(self.state, jnp.int32(0), jax.random.key(0)))
-        raise_if_interrupted()   # a Ctrl-C dropped during the compile (jaxgames.terminal)
-        self._say(f"ready ({format_seconds(self.clock() - start)}).")
+
+        def compile_both():
+            jax.block_until_ready(self._values(self.weights, self.state.board))
+            jax.block_until_ready(self._step(self.state, jnp.int32(0), jax.random.key(0)))
+
+        self.compile_first("(compiling the game and the hint's search once)", compile_both)
         self._say(f"{s.variant} (seed {s.seed}); hints from {self.opponent.name}. Type up, right, down, left, "
                   f"hint, help or quit.")
 

@@ -46,8 +46,8 @@ from jaxgames.ten_half.agent import AgentError, action_and_values, load_agent, o
 from jaxgames.ten_half.game import (HAND_TYPE_NAMES, HIT, JACK, MAX_CARDS, RANK_NAMES, STICK, card_value_halves,
                                     dealer_outcomes, draw_rank, hand_type)
 from jaxgames.ten_half.render import points_text
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, format_seconds,
-                               raise_if_interrupted, run_cli, seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, run_cli,
+                               seed_or_random)
 
 PROG = "python -m jaxgames.ten_half.play"
 PRETRAINED, OPTIMAL, AGENT = "pretrained", "optimal", "agent"
@@ -262,14 +262,13 @@ class Session(PlaySession):
 
     def start(self) -> None:
         s = self.settings
-        start = self.clock()
-        self.out.write("Preparing (compiling the game and the agent's move once) ... ")
-        self.out.flush()
-        state, _ = self._deal(jax.random.key(0))
-        jax.block_until_ready(self._play(state, jnp.int32(STICK), jax.random.key(0)))
-        action_and_values(self.opponent, state)
-        raise_if_interrupted()   # a Ctrl-C dropped during the compile (jaxgames.terminal)
-        self._say(f"ready ({format_seconds(self.clock() - start)}).")
+
+        def compile_all():
+            state, _ = self._deal(jax.random.key(0))
+            jax.block_until_ready(self._play(state, jnp.int32(STICK), jax.random.key(0)))
+            action_and_values(self.opponent, state)
+
+        self.compile_first("(compiling the game and the agent's move once)", compile_all)
         self._say(f"Ten-and-a-half against the dealer (seed {s.seed}); hints from {self.opponent.name}. "
                   f"Type hit, stick, hint, help or quit.")
 
