@@ -69,8 +69,9 @@ def preflop_profile(env, probs: Callable[..., jax.Array], params: Any, key: jax.
     the three situations it decides."""
     if not isinstance(num_deals, int) or num_deals < 5:
         raise ValueError(f"num_deals must be an integer >= 5 (a fifth of them is a group), got {num_deals!r}")
+    legal_first = np.asarray(env.init(jax.random.key(0)).legal_action_mask)
     for name, action in SITUATIONS:
-        if action is not None and not _legal_first(env, action):
+        if action is not None and not legal_first[action]:
             raise ValueError(f"the small blind cannot {betting.ACTION_NAMES[action]} first at this table, "
                              f"so the situation '{name}' does not arise")
     k_deal, k_policy, k_equity = jax.random.split(key, 3)
@@ -83,31 +84,35 @@ def preflop_profile(env, probs: Callable[..., jax.Array], params: Any, key: jax.
     return Profile(all=grouped.mean(1), strong=pick(order[:, -n:]), weak=pick(order[:, :n]))
 
 
-def _legal_first(env, action: int) -> bool:
-    state = env.init(jax.random.key(0))
-    return bool(np.asarray(state.legal_action_mask)[action])
-
-
 @functools.lru_cache(maxsize=8)
 def _measure(env, probs_fn, num_deals: int, equity_samples: int):
     """One jitted program: every situation's probabilities [S, D, 9] and the decider's preflop
-    equity [S, D]."""
+    equity [S, D] (each seat's computed once: the big blind holds the same cards in the three
+    situations it decides)."""
 
-    def situation(params, state, first, k_policy, k_equity):
+    def situation(params, state, first, key):
         state = jax.lax.cond(first < 0, lambda s: s, lambda s: env.step(s, first), state)
-        p = probs_fn(params, state, k_policy)
-        obs = env.observe(state, state.current_player)
-        return p, equity(obs.hole, obs.board, k_equity, num_samples=equity_samples)
+        return probs_fn(params, state, key)
+
+    def seat_equity(state, seat, key):
+        obs = env.observe(state, seat)
+        return equity(obs.hole, obs.board, key, num_samples=equity_samples)
 
     firsts = jnp.array([-1 if a is None else a for _, a in SITUATIONS], jnp.int32)
+    # the small blind decides the first situation, the big blind the others
+    decider_is_bb = jnp.array([a is not None for _, a in SITUATIONS])
 
     @jax.jit
     def run(params, k_deal, k_policy, k_equity):
         states = jax.vmap(env.init)(jax.random.split(k_deal, num_deals))
-        per_deal = jax.vmap(situation, in_axes=(None, 0, None, 0, 0))
-        per_situation = jax.vmap(per_deal, in_axes=(None, None, 0, None, None))
-        return per_situation(params, states, firsts, jax.random.split(k_policy, num_deals),
-                             jax.random.split(k_equity, num_deals))
+        per_deal = jax.vmap(situation, in_axes=(None, 0, None, 0))
+        probs = jax.vmap(per_deal, in_axes=(None, None, 0, None))(
+            params, states, firsts, jax.random.split(k_policy, num_deals))
+        small_blind = states.current_player                              # first to act preflop
+        both = jnp.stack([small_blind, 1 - small_blind])                 # [2, D]: SB, BB
+        per_seat = jax.vmap(jax.vmap(seat_equity, in_axes=(0, 0, 0)), in_axes=(None, 0, None))
+        strength = per_seat(states, both, jax.random.split(k_equity, num_deals))   # [2, D]
+        return probs, strength[decider_is_bb.astype(jnp.int32)]
 
     return run
 
