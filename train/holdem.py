@@ -60,7 +60,10 @@ class Config(RunConfig):
     best_k: int = 5
     """Opponents are drawn among the K best rated pool models (the source: 5)."""
     anchor_fraction: float = 0.2
-    """Share of the opponents that are fixed anchors outside the lineage (call, all-in, random)."""
+    """Share of the opponents that are fixed anchors outside the lineage."""
+    anchors: str = ",".join(lib.ANCHORS)
+    """The anchors, comma-separated baselines (random, call, allin, fold, equity); the first
+    is the Elo's 0. An anchor is no longer a held-out measure of the agent."""
     eval_deals: int = 500
     """Duplicate deals (each played twice, seats swapped) against each baseline after every round."""
     final_eval_deals: int = 5_000
@@ -100,6 +103,7 @@ class Config(RunConfig):
                 raise ValueError(f"{name} must be even (half with LBR on the button), got {getattr(self, name)}")
         if self.lbr_every and self.round_lbr_hands < 2:
             raise ValueError(f"round_lbr_hands must be >= 2 when lbr_every is set, got {self.round_lbr_hands}")
+        lib.anchor_names(self.anchors)
         if not 0.0 <= self.anchor_fraction <= 1.0:
             raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
         self.learner.validate()

@@ -12,7 +12,7 @@ import pytest
 
 import jaxgames
 from jaxgames import arena
-from jaxgames.holdem import betting
+from jaxgames.holdem import betting, cards
 from one_line import assert_refused_in_one_line
 from train import holdem as holdem_train
 from train.algos import league as league_lib
@@ -115,6 +115,27 @@ def test_anchor_opponents_play_as_their_bots():
         assert int(policy(opponent, jnp.int32(0), state, jax.random.key(1))) == expected
 
 
+def test_anchors_flag_adds_the_equity_bot_as_the_last_kind():
+    cfg = _config(anchors="call,allin,random,equity")
+    assert lib.anchor_names(cfg.anchors) == ("call", "allin", "random", "equity")
+    net = lib.network(cfg)
+    policy = lib.opponent_policy(ENV, net, lib.anchor_names(cfg.anchors))
+    params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
+    equity_kind = lib.Opponent(kind=jnp.int32(4), params=params)
+    # the button to act preflop, 50 to call into 150 (pot odds 0.25): with two aces (equity
+    # about 0.85 against a random hand) the equity bot raises the pot; with seven-deuce
+    # offsuit (about 0.35) it calls, where the call bot would too and the all-in bot shoves
+    deal = lambda text: ENV.deal(cards.deck_from(cards.parse_cards(text), cards.parse_cards("Kc Qd")), 0)  # noqa: E731
+    aces, junk = deal("As Ah"), deal("7c 2d")
+    assert int(policy(equity_kind, jnp.int32(0), aces, jax.random.key(1))) == betting.RAISE_POT
+    assert int(policy(equity_kind, jnp.int32(0), junk, jax.random.key(1))) == betting.CALL
+    # drawn as anchors, the four kinds all come up, never a network
+    pool = _pool_with({"w": jnp.zeros(3)}, [1.0, 2.0])
+    choose = jax.jit(lambda key: lib.choose_opponent(pool, {"w": jnp.zeros(3)}, key, best_k=2, anchor_fraction=1.0,
+                                                     num_anchors=4).kind)
+    assert {int(choose(k)) for k in jax.random.split(jax.random.key(0), 200)} == {1, 2, 3, 4}
+
+
 def test_value_bounds_are_the_chips_each_side_put_in():
     # button (seat 0) raises a pot, big blind calls, then on the flop seat 1 checks and seat 0
     # folds? it cannot fold facing nothing: it bets half the pot and seat 1 folds
@@ -151,6 +172,9 @@ def test_the_agent_reads_only_what_its_seat_sees():
     (["--loss", "ppo2"], "loss"),
     (["--delta1", "1.1"], "delta1"),
     (["--num-envs", "24", "--opponent-groups", "5"], "opponent_groups"),
+    (["--anchors", "call,equity,nobody"], "anchors"),
+    (["--anchors", "call,call"], "anchors"),
+    (["--anchors", ""], "anchors"),
     (["--no-such-flag"], "--no-such-flag"),
 ])
 def test_cli_rejects_bad_input(argv, message, tmp_path, capsys):
@@ -179,3 +203,16 @@ def test_a_run_saved_with_the_retired_anneal_lr_off_resumes_and_on_is_refused(tm
     saved.write_text(json.dumps({**old, "anneal_lr": True}))
     with pytest.raises(RunDirError, match=r"anneal_lr differs from the saved run \(true saved, \(not set\) now\)"):
         RunDir(tmp_path, "holdem", resumed, resume=True)
+
+
+def test_a_run_saved_before_anchors_existed_resumes_with_the_three_and_others_are_refused(tmp_path):
+    _, cfg = holdem_train.parse(PRESETS, ["--runs-dir", str(tmp_path), "--run-name", "old"])
+    RunDir(tmp_path, "holdem", cfg, resume=False).close()
+    saved = tmp_path / "holdem" / "old" / "config.json"
+    old = {k: v for k, v in json.loads(saved.read_text()).items() if k != "anchors"}
+    saved.write_text(json.dumps(old))
+    RunDir(tmp_path, "holdem", dataclasses.replace(cfg, resume=True), resume=True).close()
+    assert json.loads(saved.read_text())["anchors"] == "call,allin,random"
+    saved.write_text(json.dumps(old))
+    with pytest.raises(RunDirError, match=r"anchors differs from the saved run \(\(not set\) saved"):
+        RunDir(tmp_path, "holdem", dataclasses.replace(cfg, resume=True, anchors="call,equity"), resume=True)

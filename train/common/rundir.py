@@ -58,6 +58,13 @@ _RETIRED = {
     # unmeasured 2026-11-27 (commit b322a23 added it). Off is today's constant rate.
     "anneal_lr": False,
 }
+# Fields added after runs were saved without them, each with the value that reproduces what
+# those runs did, so that ``--resume`` of such a run is not refused for it (resumed with any
+# other value, the run is refused).
+_ADDED = {
+    # hold'em's --anchors (2026-11-27): before it, the anchors were always these three
+    "anchors": "call,allin,random",
+}
 
 
 class RunDirError(UserError):
@@ -279,6 +286,8 @@ class RunDir:
                 continue
             a, b = old.get(k, missing), config.get(k, missing)
             if b is missing and k in _RETIRED and json.dumps(a) == json.dumps(_RETIRED[k]):
+                continue
+            if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
                 continue
             if a != b:
                 was = "(not set)" if a is missing else json.dumps(a)

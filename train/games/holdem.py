@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import math
 import time
+from typing import Sequence
 
 import chex
 import jax
@@ -46,10 +47,10 @@ from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
 
 GAME = "holdem"
-#: the league's fixed players, outside the lineage: table rows 0.. (the call bot at Elo 0) and
-#: the training anchors
+#: the default training anchors, the league's fixed players outside the lineage: table rows
+#: 0.. (the first, the call bot, at Elo 0); ``--anchors`` names others among the baselines
 ANCHORS = ("call", "allin", "random")
-#: the evaluation's baselines (the equity bot never plays in training)
+#: the evaluation's baselines (the equity bot plays in training only when an anchor)
 BASELINES = ("random", "call", "allin", "fold", "equity")
 #: the learner's reward unit, in big blinds: values near 1 (a won or lost stack is 2), so the
 #: value loss does not swamp the policy's in the clipped gradient (in big blinds its squared
@@ -58,14 +59,14 @@ REWARD_UNIT_BB = 100
 #: random deals of the final agent's preflop profile (jaxgames.holdem.profile): its fifths are
 #: 400 deals each
 PROFILE_DEALS = 2_000
-NETWORK = 0   # Opponent.kind of a network (a pool model, or the learner itself); 1 + i: ANCHORS[i]
+NETWORK = 0   # Opponent.kind of a network (a pool model, or the learner itself); 1 + i: the anchor i
 
 
 @chex.dataclass(frozen=True)
 class Opponent:
     """The opponent of one group of games for one update."""
 
-    kind: jax.Array    # int32 []  NETWORK, or 1 + i for the fixed anchor ANCHORS[i]
+    kind: jax.Array    # int32 []  NETWORK, or 1 + i for the fixed anchor anchors[i]
     params: object     # the network's variables (a pool model's, or the learner's own)
 
 
@@ -117,23 +118,24 @@ def _state_bytes() -> int:
 # -- the opponents -----------------------------------------------------------------------------
 
 
-def choose_opponent(pool: league_lib.League, params, key, *, best_k: int, anchor_fraction: float) -> Opponent:
+def choose_opponent(pool: league_lib.League, params, key, *, best_k: int, anchor_fraction: float,
+                    num_anchors: int = len(ANCHORS)) -> Opponent:
     """One group's opponent for one update: a fixed anchor with probability
-    ``anchor_fraction`` (uniform among :data:`ANCHORS`), else a model drawn uniformly among the
-    ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
+    ``anchor_fraction`` (uniform among the ``num_anchors``), else a model drawn uniformly among
+    the ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
     k_anchor, k_which, k_slot = jax.random.split(key, 3)
     anchor = jax.random.bernoulli(k_anchor, anchor_fraction)
-    which = jax.random.randint(k_which, (), 0, len(ANCHORS))
+    which = jax.random.randint(k_which, (), 0, num_anchors)
     slot = league_lib.sample_best_k(pool, best_k, k_slot)
     has = pool.size > 0
     net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(pool, slot), params)
     return Opponent(kind=jnp.where(anchor, 1 + which, NETWORK).astype(jnp.int32), params=net_params)
 
 
-def opponent_policy(env, net):
+def opponent_policy(env, net, anchors: Sequence[str] = ANCHORS):
     """``policy(opponent, index, state, key) -> action`` of the player to move: the network
-    (sampling its masked softmax) or an anchor bot, by ``opponent.kind``."""
-    anchors = [bots_lib.make_bot(env, name) for name in ANCHORS]
+    (sampling its masked softmax) or the bot of one of ``anchors``, by ``opponent.kind``."""
+    anchors = [bots_lib.make_bot(env, name) for name in anchors]
     play_network = network_policy(env, net)   # the agent's own policy (jaxgames/holdem/agent.py)
 
     def network_action(opponent, state, key):
@@ -162,11 +164,24 @@ def value_bounds(env):
 def build(config):
     """``(env, net, learner, agent)`` for a ``train.holdem.Config`` (:func:`build_parts`)."""
     return build_parts(network_size=config.network, tower=config.tower, pool_capacity=config.pool_capacity,
-                       best_k=config.best_k, anchor_fraction=config.anchor_fraction, learner=config.learner)
+                       best_k=config.best_k, anchor_fraction=config.anchor_fraction,
+                       anchors=anchor_names(config.anchors), learner=config.learner)
+
+
+def anchor_names(anchors: str) -> tuple[str, ...]:
+    """The anchors of ``--anchors`` (comma-separated baseline names), checked: ValueError
+    names the problem."""
+    names = tuple(n.strip() for n in anchors.split(","))
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown or not anchors.strip():
+        raise ValueError(f"anchors must be comma-separated names among {', '.join(BASELINES)}, got {anchors!r}")
+    if len(set(names)) < len(names):
+        raise ValueError(f"anchors must name each bot once, got {anchors!r}")
+    return names
 
 
 def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: int, anchor_fraction: float,
-                learner: ppo.PPOConfig):
+                learner: ppo.PPOConfig, anchors: Sequence[str] = ANCHORS):
     """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
     probabilities feed LBR). Keyword settings, so that a benchmark builds the run's learner
@@ -174,15 +189,16 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
     env = jaxgames.make(GAME)   # the default table (stacks 20,000, blinds 50/100), as the source's
     net = net_lib.make_network(network_size, tower=tower or None)
     feats = features(env)
-    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net),
+    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net, anchors),
                           draw_opponent=lambda table, key: jnp.int32(0),
                           value_bounds=value_bounds(env), reward_scale=1.0 / (REWARD_UNIT_BB * env.big_blind))
     params0 = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
     pool = league_lib.empty(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params0),
-                            capacity=pool_capacity, num_fixed=len(ANCHORS))
+                            capacity=pool_capacity, num_fixed=len(anchors))
     trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool,
                        choose_opponent=functools.partial(choose_opponent, best_k=best_k,
-                                                         anchor_fraction=anchor_fraction))
+                                                         anchor_fraction=anchor_fraction,
+                                                         num_anchors=len(anchors)))
     agent = Player("agent", trainer.policy, None, probs=trainer.probs)
     return env, net, trainer, agent
 
@@ -286,7 +302,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 
         def between_chunks(step, carry):
             row, results = pending.pop(step)
-            fixed = {i: results[name].deal_returns for i, name in enumerate(ANCHORS)}
+            fixed = {i: results[name].deal_returns for i, name in enumerate(anchor_names(config.anchors))}
             pool, info = league_lib.after_round(
                 to_host(carry.pool), to_host(learner.params(carry)), fixed_returns=fixed,
                 play=pool_games if config.elo_deals else None, opponents=config.elo_opponents,
@@ -340,7 +356,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "seconds": time.time() - start,
         })
         if rundir.writes:
-            write_plots(rundir, rows, ratings)
+            write_plots(rundir, rows, ratings, anchor_names(config.anchors))
         rundir.write_summary(summary)
         rundir.write_report(report(config, summary, rows, ratings, final, lbr, profile))
     return summary
@@ -349,9 +365,9 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 # -- plots and report ----------------------------------------------------------------------------
 
 
-def write_plots(rundir, rows, ratings) -> None:
+def write_plots(rundir, rows, ratings, anchors: Sequence[str] = ANCHORS) -> None:
     """``mbb.png`` (each round's model against each baseline, 95% bars), ``elo.png`` (the
-    pool's models, the call bot at 0), ``lbr.png`` (LBR's winnings against the rounds' models,
+    pool's models, the first anchor at 0), ``lbr.png`` (LBR's winnings against the rounds' models,
     where measured) and ``losses.png``, over rounds."""
     rounds = [r["round"] for r in rows]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
@@ -369,9 +385,9 @@ def write_plots(rundir, rows, ratings) -> None:
     plt.close(fig)
     gens = sorted(g for g in ratings if g >= 0)
     line_plot(rundir.plots / "elo.png", {"pool model": (gens, [ratings[g] for g in gens])},
-              hlines={"call bot": 0.0, **{f"{n} bot": ratings[-1 - i] for i, n in enumerate(ANCHORS)
-                                          if i and -1 - i in ratings}},
-              title="Elo of each round's model (call bot = 0)", xlabel="round (generation)", ylabel="Elo")
+              hlines={f"{anchors[0]} bot": 0.0, **{f"{n} bot": ratings[-1 - i] for i, n in enumerate(anchors)
+                                                   if i and -1 - i in ratings}},
+              title=f"Elo of each round's model ({anchors[0]} bot = 0)", xlabel="round (generation)", ylabel="Elo")
     measured = [r for r in rows if "lbr_mbb" in r]
     if measured:
         fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -405,9 +421,11 @@ def report(config, summary, rows, ratings, final, lbr, profile) -> str:
         f"The {config.network} pseudo-Siamese network ({summary['parameters']:,} parameters) trained by PPO with "
         f"{loss}, {lc.num_envs} games x {lc.num_steps} decisions an update, {config.updates_per_round} updates "
         f"a round, {config.rounds} rounds: {summary['hands_trained']:,} hands. Opponents per group of games and "
-        f"update: an anchor ({', '.join(ANCHORS)}) with probability {config.anchor_fraction:g}, else one of the "
+        f"update: an anchor ({', '.join(anchor_names(config.anchors))}) with probability {config.anchor_fraction:g}, else one of the "
         f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
-        f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
+        + ("The equity bot is an anchor: the agent trained against it, so its result is not a held-out "
+           "measure; local best response is.\n\n" if "equity" in anchor_names(config.anchors) else "")
+        + f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
         f"side, 95% interval over deals:\n\n"
         + markdown_table(["baseline", "mbb/hand", "agent on the button", "agent in the big blind", "hands"],
                          final_table))
