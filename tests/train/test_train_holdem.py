@@ -187,6 +187,12 @@ def test_the_learners_flags_have_no_prefix_and_land_in_its_config():
     assert (cfg.learner.loss, cfg.learner.num_envs, cfg.learner.delta1) == ("ppo", 64, 4.0)
     _, quick = holdem_train.parse(PRESETS, [])
     assert (quick.learner.clip_eps, quick.learner.delta1, quick.best_k) == (0.2, 3.0, 5)   # the source's
+    # the full preset trains against the equity bot too (docs/lab/holdem.md); the quick one does not
+    _, full = holdem_train.parse(PRESETS, ["--preset", "full"])
+    assert lib.anchor_names(full.anchors) == ("call", "allin", "random", "equity")
+    assert "equity" not in lib.anchor_names(quick.anchors)
+    _, mine = holdem_train.parse(PRESETS, ["--preset", "full", "--anchors", "call,fold"])
+    assert lib.anchor_names(mine.anchors) == ("call", "fold")
 
 
 def test_a_run_saved_with_the_retired_anneal_lr_off_resumes_and_on_is_refused(tmp_path):
