@@ -17,7 +17,7 @@ What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
   agent the run's summary describes; ``"best"`` reads ``best/<step>/`` (the round with the
   best worst result against the anchors random, call and all-in; the pytree saved there is
   the parameters only), else the newest checkpoint. The default is the last round's: the
-  anchors' best round did worse against the equity bot, which training never meets, on both
+  anchors' best round did worse against the equity bot, which those runs never met, on both
   full-preset seeds measured (docs/lab/holdem.md). The parameters are restored into the tree of
   the network's ``init`` (``jax.eval_shape``), so a checkpoint that does not fit the network
   the config describes is refused, not misread.
