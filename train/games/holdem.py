@@ -2,15 +2,16 @@
 2022): the pseudo-Siamese network on the card and action tensors, trained by PPO with the
 Trinal-Clip loss (``train/algos/ppo.py``) from one seat against opponents drawn for each group
 of games and each update: with probability ``anchor_fraction`` a fixed anchor outside the
-lineage (the call, all-in and random bots), else a model drawn among the K best of the rated
-pool (Best-K self-play; the learner itself while the pool is empty).
+lineage (``anchors``: by default the call, all-in and random bots; the full preset adds the
+equity bot), else a model drawn among the K best of the rated pool (Best-K self-play; the
+learner itself while the pool is empty).
 
 Between rounds (one jitted chunk of updates each): a duplicate evaluation against the five
-baselines (random, call, all-in, fold and the equity bot, which never plays in training, so
-beating it shows what was learned rather than fitted), then the league's hook
-(``league.after_round``): it promotes the newest model, records its duplicate deals against
-the anchors, plays it against the most recent pool models and rates every member by Elo (the
-call bot at 0). At the end: the final duplicate evaluation over ``final_eval_deals`` deals a
+baselines (random, call, all-in, fold and the equity bot; a bot that is not an anchor never
+plays in training, so beating it shows what was learned rather than fitted), then the league's
+hook (``league.after_round``): it promotes the newest model, records its duplicate deals
+against the anchors, plays it against the most recent pool models and rates every member by
+Elo (the first anchor at 0). At the end: the final duplicate evaluation over ``final_eval_deals`` deals a
 baseline, local best response (LBR) against the agent, plots, report and summary.
 
 The pool, its results table and ratings live in the learner's carry (``PPOCarry.pool``), so
