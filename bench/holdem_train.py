@@ -1,13 +1,15 @@
 """Hold'em PPO training throughput against the network's own bound, measured in the same run.
 
-    python -m bench.holdem_train [--network small] [--num-envs 256] [--num-steps 32] [--repeats 3]
+    python -m bench.holdem_train [--network small] [--anchors call,allin,random] [--num-envs 256]
+                                 [--num-steps 32] [--repeats 3]
 
 On a CPU the network is compute-bound, so an update can go no faster than its network work:
 ``num_envs * num_steps`` forward evaluations of the learner in the rollout, as many of the
 opponents (one group opponent per group of games; an anchor bot group still runs the network
 under vmap), and ``epochs * num_envs * num_steps`` forward-and-backward evaluations in SGD.
 This prints the update's decisions/s and hands/s (``train.holdem``'s learner, its default
-opponents: an empty pool, so self-play and anchors), the network's evaluations/s timed alone
+opponents: an empty pool, so self-play and ``--anchors``; an anchor bot runs for every
+opponent move of every group, since the opponents' switch is batched), the network's evaluations/s timed alone
 in the same process on the same batch shapes, the bound those give, and the share of an
 update's time spent in the network (the rest: the rules, the opponents' loop, the encoding
 and data movement).
@@ -37,6 +39,8 @@ from train.algos.ppo import PPOConfig  # noqa: E402
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.holdem_train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--network", default="small", choices=list(net_lib.SIZES))
+    parser.add_argument("--anchors", default=",".join(lib.ANCHORS),
+                        help="the training anchors (the quick preset's; the full preset's: call,allin,random,equity)")
     parser.add_argument("--num-envs", type=int, default=256)
     parser.add_argument("--num-steps", type=int, default=32)
     parser.add_argument("--updates", type=int, default=5, help="updates per timed call")
@@ -46,8 +50,12 @@ def main(argv=None) -> dict:
     lc = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps)
     lc.validate()
     # the quick preset's opponents: an empty pool (self-play) and the anchors in a fifth
+    try:
+        anchors = lib.anchor_names(args.anchors)
+    except ValueError as e:
+        parser.error(str(e))
     env, net, learner, _ = lib.build_parts(network_size=args.network, tower="", pool_capacity=32, best_k=5,
-                                           anchor_fraction=0.2, learner=lc)
+                                           anchor_fraction=0.2, anchors=anchors, learner=lc)
     carry = jax.jit(learner.init)(jax.random.key(0))
 
     @jax.jit
@@ -110,7 +118,8 @@ def main(argv=None) -> dict:
         "network_share": network_s / update_s,
     }
     print(f"{result['cpu']}, {result['devices']} {result['backend']} device(s), jax {result['jax']}; "
-          f"{args.network} network ({result['parameters']:,} parameters), {lc.num_envs} games x {lc.num_steps} decisions")
+          f"{args.network} network ({result['parameters']:,} parameters), {lc.num_envs} games x {lc.num_steps} decisions, "
+          f"anchors {', '.join(anchors)}")
     print(f"  training:  {result['decisions_per_second']:,.0f} decisions/s, {result['hands_per_second']:,.0f} hands/s "
           f"({update_s * 1e3:.0f} ms an update)")
     print(f"  network alone: {fwd_rate:,.0f} forward evaluations/s (batch {lc.num_envs}), {sgd_rate:,.0f} "
