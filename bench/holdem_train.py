@@ -8,11 +8,11 @@ On a CPU the network is compute-bound, so an update can go no faster than its ne
 opponents (one group opponent per group of games; an anchor bot group still runs the network
 under vmap), and ``epochs * num_envs * num_steps`` forward-and-backward evaluations in SGD.
 This prints the update's decisions/s and hands/s (``train.holdem``'s learner, its default
-opponents: an empty pool, so self-play and ``--anchors``; an anchor bot runs for every
-opponent move of every group, since the opponents' switch is batched), the network's evaluations/s timed alone
-in the same process on the same batch shapes, the bound those give, and the share of an
-update's time spent in the network (the rest: the rules, the opponents' loop, the encoding
-and data movement).
+opponents: an empty pool, so self-play and ``--anchors``; every anchor bot runs for every
+opponent move of every group, since the opponents' switch is batched), the network's
+evaluations/s timed alone in the same process on the same batch shapes, the bound those give,
+and the share of an update's time spent in the network (the rest: the rules, the opponents'
+loop, the anchor bots, the encoding and data movement).
 """
 
 from __future__ import annotations
