@@ -266,6 +266,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     start = time.time()
     init_distributed()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f) for f in config.RUN_ONLY_FIELDS})
+    anchors = anchor_names(config.anchors)
     env, net, learner, agent, init = _compiled(key_config)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
@@ -303,7 +304,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 
         def between_chunks(step, carry):
             row, results = pending.pop(step)
-            fixed = {i: results[name].deal_returns for i, name in enumerate(anchor_names(config.anchors))}
+            fixed = {i: results[name].deal_returns for i, name in enumerate(anchors)}
             pool, info = league_lib.after_round(
                 to_host(carry.pool), to_host(learner.params(carry)), fixed_returns=fixed,
                 play=pool_games if config.elo_deals else None, opponents=config.elo_opponents,
@@ -357,16 +358,16 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "seconds": time.time() - start,
         })
         if rundir.writes:
-            write_plots(rundir, rows, ratings, anchor_names(config.anchors))
+            write_plots(rundir, rows, ratings, anchors)
         rundir.write_summary(summary)
-        rundir.write_report(report(config, summary, rows, ratings, final, lbr, profile))
+        rundir.write_report(report(config, anchors, summary, rows, ratings, final, lbr, profile))
     return summary
 
 
 # -- plots and report ----------------------------------------------------------------------------
 
 
-def write_plots(rundir, rows, ratings, anchors: Sequence[str] = ANCHORS) -> None:
+def write_plots(rundir, rows, ratings, anchors: Sequence[str]) -> None:
     """``mbb.png`` (each round's model against each baseline, 95% bars), ``elo.png`` (the
     pool's models, the first anchor at 0), ``lbr.png`` (LBR's winnings against the rounds' models,
     where measured) and ``losses.png``, over rounds."""
@@ -409,7 +410,7 @@ def write_plots(rundir, rows, ratings, anchors: Sequence[str] = ANCHORS) -> None
               title="PPO losses (per round)", xlabel="round", ylabel="loss")
 
 
-def report(config, summary, rows, ratings, final, lbr, profile) -> str:
+def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
     lc = config.learner
     loss = ("the Trinal-Clip loss (δ1 = %g, ε = %g; value target clipped to the chips each side put in)"
             % (lc.delta1, lc.clip_eps) if lc.loss == "trinal" else "the plain clipped PPO loss (ε = %g)" % lc.clip_eps)
@@ -422,10 +423,10 @@ def report(config, summary, rows, ratings, final, lbr, profile) -> str:
         f"The {config.network} pseudo-Siamese network ({summary['parameters']:,} parameters) trained by PPO with "
         f"{loss}, {lc.num_envs} games x {lc.num_steps} decisions an update, {config.updates_per_round} updates "
         f"a round, {config.rounds} rounds: {summary['hands_trained']:,} hands. Opponents per group of games and "
-        f"update: an anchor ({', '.join(anchor_names(config.anchors))}) with probability {config.anchor_fraction:g}, else one of the "
+        f"update: an anchor ({', '.join(anchors)}) with probability {config.anchor_fraction:g}, else one of the "
         f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
         + ("The equity bot is an anchor: the agent trained against it, so its result is not a held-out "
-           "measure; local best response is.\n\n" if "equity" in anchor_names(config.anchors) else "")
+           "measure; local best response is.\n\n" if "equity" in anchors else "")
         + f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
         f"side, 95% interval over deals:\n\n"
         + markdown_table(["baseline", "mbb/hand", "agent on the button", "agent in the big blind", "hands"],
