@@ -62,9 +62,8 @@ class Config(RunConfig):
     anchor_fraction: float = 0.2
     """Share of the opponents that are fixed anchors outside the lineage."""
     anchors: str = ",".join(lib.ANCHORS)
-    """The anchors, comma-separated bots (random, call, allin, fold, equity, pushfold); the first
-    is the Elo's 0. An anchor is no longer a held-out measure of the agent; one that is not an
-    evaluation baseline (pushfold) is evaluated beside them."""
+    """The anchors, comma-separated baselines (random, call, allin, fold, equity); the first
+    is the Elo's 0. An anchor is no longer a held-out measure of the agent."""
     eval_deals: int = 500
     """Duplicate deals (each played twice, seats swapped) against each baseline after every round."""
     final_eval_deals: int = 5_000

@@ -14,11 +14,7 @@ The baselines (docs/holdem_eval.md):
 * ``allin``   — all-in when legal, else call (facing an all-in), else check;
 * ``fold``    — fold when legal, else check (loses the blinds: LBR's known answer);
 * ``equity``  — :func:`equity_bot`: Monte Carlo equity against a random hand; raises with
-  high equity, calls when the equity covers the pot odds, checks when free, folds otherwise;
-* ``pushfold`` — :func:`push_fold_bot`: preflop, all-in with the strongest hands (by preflop
-  equity against a random hand), else check when free and fold otherwise; after the flop,
-  check or fold. A selective shover: what a best response does to a player that calls
-  all-ins too loosely.
+  high equity, calls when the equity covers the pot odds, checks when free, folds otherwise.
 
 Head-to-head (:func:`head_to_head`) goes through :class:`jaxgames.arena.Arena` with its two
 rotations: game d of each rotation is dealt from the same key, so every deal is played twice
@@ -40,7 +36,7 @@ from jaxgames import rng
 from jaxgames.arena import Arena, ci95
 from jaxgames.core import Env, Policy, PRNGKey, State
 from jaxgames.holdem import betting
-from jaxgames.holdem.equity import HAND_INDEX, HOLE_PAIRS, equity
+from jaxgames.holdem.equity import equity
 from jaxgames.player import Player
 
 Array = jax.Array
@@ -49,7 +45,7 @@ ProbsFn = Callable[[Any, State, PRNGKey], Array]
 
 __all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "all_in_bot", "board_code", "call_bot",
            "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "one_of",
-           "player_from_probs", "preflop_equity_table", "push_fold_bot", "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
+           "player_from_probs", "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
 
 
 def sample_action(probs: Array, key: PRNGKey) -> Array:
@@ -228,62 +224,16 @@ def _equity_bot(env: Env, config: EquityBotConfig) -> Player:
     return player_from_probs(f"equity{'' if config == EquityBotConfig() else f' {config}'}", probs)
 
 
-# -- the push-or-fold bot ------------------------------------------------------------------------
-
-#: Monte Carlo deals per hand of :func:`preflop_equity_table` (standard error <= 0.008)
-PREFLOP_EQUITY_SAMPLES = 4096
-
-
-@functools.lru_cache(maxsize=None)
-def preflop_equity_table(num_samples: int = PREFLOP_EQUITY_SAMPLES, seed: int = 0) -> np.ndarray:
-    """float32 [1326]: each hole-card pair's (``equity.HOLE_PAIRS``) preflop equity against a
-    random hand, ``num_samples`` Monte Carlo deals each, a key of its own per pair (so the
-    errors are independent); built once (about a second here)."""
-    board = -jnp.ones(5, jnp.int32)
-    per_pair = jax.jit(jax.vmap(lambda hole, key: equity(hole, board, key, num_samples=num_samples)))
-    keys = jax.random.split(jax.random.key(seed), len(HOLE_PAIRS))
-    return np.asarray(per_pair(jnp.asarray(HOLE_PAIRS, jnp.int32), keys), np.float32)
-
-
-def push_fold_bot(env: Env, *, push_equity: float = 0.6) -> Player:
-    """Preflop: all-in (call when no raise is left) with a preflop equity against a random
-    hand of at least ``push_equity`` (0.6: the strongest 15% of hands), else check when free
-    and fold otherwise; after the flop (reached only by checking) check or fold. A table
-    lookup, no Monte Carlo at play time, so it costs nothing as a training anchor."""
-    if isinstance(push_equity, bool) or not isinstance(push_equity, (int, float)) or not 0.0 <= push_equity <= 1.0:
-        raise ValueError(f"push_equity must be a number in [0, 1], got {push_equity!r}")
-    return _push_fold_bot(env, float(push_equity))
-
-
-@functools.lru_cache(maxsize=None)
-def _push_fold_bot(env: Env, push_equity: float) -> Player:
-    strong_pairs = jnp.asarray(preflop_equity_table() >= push_equity)     # bool [1326]
-    pair_index = jnp.asarray(HAND_INDEX, jnp.int32)
-
-    def probs(params: Any, state: State, key: PRNGKey) -> Array:
-        del params, key
-        obs = env.observe(state, state.current_player)
-        hole = obs.hole.astype(jnp.int32)
-        push = (obs.board[0] < 0) & strong_pairs[pair_index[hole[0], hole[1]]]
-        mask = state.legal_action_mask
-        return jnp.where(push, _first_legal(mask, (betting.ALL_IN, betting.CALL)),
-                         _first_legal(mask, (betting.CHECK, betting.FOLD)))
-
-    return player_from_probs("pushfold" if push_equity == 0.6 else f"pushfold {push_equity:g}", probs)
-
-
 #: the bot names :func:`make_bot` knows
-BOT_NAMES = ("random", "call", "allin", "fold", "equity", "pushfold")
+BOT_NAMES = ("random", "call", "allin", "fold", "equity")
 
 
 def make_bot(env: Env, name: str, **options: Any) -> Player:
     """The baseline called ``name`` (one of :data:`BOT_NAMES`) for ``env``; ``options`` go to
-    the equity bot's :class:`EquityBotConfig` or :func:`push_fold_bot` (the others take none). The argument order of
+    the equity bot's :class:`EquityBotConfig` (the others take none). The argument order of
     every game's ``make_bot``: the env first, as a caller of ``jaxgames.make`` holds it."""
     if name == "equity":
         return equity_bot(env, **options)
-    if name == "pushfold":
-        return push_fold_bot(env, **options)
     simple = {"random": _RANDOM, "call": _CALL, "allin": _ALL_IN, "fold": _FOLD}
     if name not in simple:
         raise ValueError(f"unknown bot {name!r}; choose from {', '.join(BOT_NAMES)}")

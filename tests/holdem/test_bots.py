@@ -161,8 +161,7 @@ def _hand_made(like, *hands):
     return jax.tree_util.tree_map(lambda x, y: jnp.concatenate([x, y[:rest]]), state, like)
 
 
-PUSH_FOLD = B.push_fold_bot(ENV)
-ALL = [B.random_bot(), B.call_bot(), B.all_in_bot(), B.fold_bot(), EQUITY, PUSH_FOLD]
+ALL = [B.random_bot(), B.call_bot(), B.all_in_bot(), B.fold_bot(), EQUITY]
 TABLE = B.one_of(ALL)
 _probs = jax.jit(jax.vmap(TABLE.probs, in_axes=(None, 0, None)))
 
@@ -223,38 +222,6 @@ def test_equity_bot_rule_on_hand_made_hands(states):
     assert to_call / (int(states.committed[3].sum()) + to_call) == 0.25
 
 
-def test_preflop_equity_table(spot_equities):
-    """Against the preflop spots' equities (checked against eval7 above), a suit permutation
-    (worth the same) and the mean: over every pair the equity is 1/2."""
-    table = B.preflop_equity_table()
-    assert table.shape == (1326,) and table.dtype == np.float32
-    se = 0.5 / math.sqrt(B.PREFLOP_EQUITY_SAMPLES)
-    for i, (hole, board) in enumerate(SPOTS):
-        if not board:
-            assert abs(table[E.HAND_INDEX[tuple(parse_cards(hole))]] - spot_equities[i]) < 6 * se, hole
-    aces = E.HAND_INDEX[tuple(parse_cards("Ah Ac"))]
-    assert abs(table[E.HAND_INDEX[tuple(parse_cards("Ad As"))]] - table[aces]) < 7 * se
-    assert abs(table.mean() - 0.5) < 5 * se / math.sqrt(1326) + 1e-3
-    assert 0.12 < (table >= 0.6).mean() < 0.18    # the push/fold bot's default: the top 15% of hands
-
-
-def test_push_fold_rule_on_hand_made_hands(states):
-    A = betting
-    states = _hand_made(
-        states,
-        ("As Ah", "7c 2d", []),                        # aces on the button: all-in
-        ("7c 2d", "As Ah", []),                        # 72o on the button: fold
-        ("7c 2d", "As Ah", [A.RAISE_POT]),             # aces facing a raise: all-in
-        ("As Ah", "7c 2d", [A.CALL]),                  # 72o, nothing to call: check
-        ("7c 2d", "As Ah", [A.ALL_IN]),                # aces facing an all-in: call
-        ("7c 2d", "As Ah", [A.CALL, A.CHECK, A.RAISE_POT]),   # 72o on the flop facing a bet: fold
-    )
-    p = np.asarray(_probs(jnp.int32(ALL.index(PUSH_FOLD)), states, jax.random.key(0)))[:6]
-    assert list(p.argmax(1)) == [A.ALL_IN, A.FOLD, A.ALL_IN, A.CHECK, A.CALL, A.FOLD]
-    assert list(np.asarray(states.street)[:6]) == [0, 0, 0, 0, 0, 1]
-    assert list(np.asarray(states.current_player)[:6]) == [0, 0, 1, 1, 1, 0]
-
-
 def test_bots_are_honest(states):
     """They read only their own cards and the dealt board: redealing what the mover cannot
     see (``sample_world``) never changes their probabilities (arena.honesty_check's test,
@@ -273,10 +240,6 @@ def test_equity_bot_config_errors():
                 {"seed": "x"}):
         with pytest.raises(ValueError):
             B.equity_bot(ENV, **bad)
-    for bad in (1.5, -0.1, "x", True):
-        with pytest.raises(ValueError, match="push_equity"):
-            B.make_bot(ENV, "pushfold", push_equity=bad)
-    assert B.make_bot(ENV, "pushfold") is PUSH_FOLD and B.make_bot(ENV, "pushfold", push_equity=0.7).name != "pushfold"
     with pytest.raises(ValueError, match="unknown bot"):
         B.make_bot(ENV, "shark")
     with pytest.raises(ValueError, match="takes no options"):

@@ -25,7 +25,7 @@ from train.holdem import PRESETS, Config
 TINY = ["--rounds", "2", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4", "--opponent-groups", "4",
         "--epochs", "1", "--minibatches", "2", "--eval-deals", "4", "--final-eval-deals", "4", "--lbr-hands", "4",
         "--elo-deals", "2", "--lbr-every", "2", "--round-lbr-hands", "4",
-        "--anchors", "call,allin,random,pushfold", "--no-progress"]
+        "--no-progress"]
 ENV = jaxgames.make("holdem")
 
 
@@ -38,7 +38,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     whole = holdem_train.main(base + ["--run-name", "whole"])
     run = tmp_path / "holdem" / "whole"
     saved = json.loads((run / "summary.json").read_text())
-    for name in lib.BASELINES + ("pushfold",):   # an anchor that is not a baseline is evaluated too
+    for name in lib.BASELINES:
         assert set(saved[f"mbb_vs_{name}"]) == {"mean", "ci95"}
     for k in ("lbr_mbb", "lbr_mbb_equity_bot", "lbr_mbb_random_bot"):   # the yardsticks: the same run's
         assert set(saved[k]) == {"mean", "ci95"}, k
@@ -53,7 +53,6 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert "the plain clipped PPO loss" in report   # the presets' loss (docs/lab/holdem.md)
     assert "## The first decision of a hand" in report and "| opens in the small blind |" in report
     assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
-    assert all("mbb_vs_pushfold" in r for r in rows) and "| pushfold |" in report
     for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000
     # killed after round 1, with the pool holding round 1's model: the resumed run ends as one
@@ -135,20 +134,6 @@ def test_anchors_flag_adds_the_equity_bot_as_the_last_kind():
     choose = jax.jit(lambda key: lib.choose_opponent(pool, {"w": jnp.zeros(3)}, key, best_k=2, anchor_fraction=1.0,
                                                      num_anchors=4).kind)
     assert {int(choose(k)) for k in jax.random.split(jax.random.key(0), 200)} == {1, 2, 3, 4}
-
-
-def test_the_push_fold_bot_is_an_anchor_evaluated_beside_the_baselines():
-    anchors = lib.anchor_names("call,random,equity,pushfold")
-    assert lib.evaluated_bots(anchors) == lib.BASELINES + ("pushfold",)
-    assert lib.evaluated_bots(lib.ANCHORS) == lib.BASELINES
-    net = lib.network(_config())
-    policy = lib.opponent_policy(ENV, net, anchors)
-    params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
-    push_fold = lib.Opponent(kind=jnp.int32(4), params=params)
-    # the button to act preflop: with aces it moves all-in, with seven-deuce offsuit it folds
-    deal = lambda text: ENV.deal(cards.deck_from(cards.parse_cards(text), cards.parse_cards("Kc Qd")), 0)  # noqa: E731
-    assert int(policy(push_fold, jnp.int32(0), deal("As Ah"), jax.random.key(1))) == betting.ALL_IN
-    assert int(policy(push_fold, jnp.int32(0), deal("7c 2d"), jax.random.key(1))) == betting.FOLD
 
 
 def test_value_bounds_are_the_chips_each_side_put_in():

@@ -170,13 +170,12 @@ def build(config):
 
 
 def anchor_names(anchors: str) -> tuple[str, ...]:
-    """The anchors of ``--anchors`` (comma-separated names of ``bots.BOT_NAMES``), checked:
-    ValueError names the problem."""
+    """The anchors of ``--anchors`` (comma-separated baseline names), checked: ValueError
+    names the problem."""
     names = tuple(n.strip() for n in anchors.split(","))
-    unknown = [n for n in names if n not in bots_lib.BOT_NAMES]
+    unknown = [n for n in names if n not in BASELINES]
     if unknown or not anchors.strip():
-        raise ValueError(f"anchors must be comma-separated names among {', '.join(bots_lib.BOT_NAMES)}, "
-                         f"got {anchors!r}")
+        raise ValueError(f"anchors must be comma-separated names among {', '.join(BASELINES)}, got {anchors!r}")
     if len(set(names)) < len(names):
         raise ValueError(f"anchors must name each bot once, got {anchors!r}")
     return names
@@ -208,18 +207,11 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
 # -- evaluation ----------------------------------------------------------------------------------
 
 
-def evaluated_bots(anchors: Sequence[str]) -> tuple[str, ...]:
-    """The bots each round's model meets: the baselines, then any anchor that is not one (the
-    league rates the pool against every anchor)."""
-    return BASELINES + tuple(n for n in anchors if n not in BASELINES)
-
-
-def evaluate(env, agent: Player, params, key, *, num_deals: int,
-             bots: Sequence[str] = BASELINES) -> dict[str, bots_lib.HeadToHead]:
-    """The agent's duplicate match against each of ``bots``: ``{name: HeadToHead}`` (mbb/hand
+def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bots_lib.HeadToHead]:
+    """The agent's duplicate match against each baseline: ``{name: HeadToHead}`` (mbb/hand
     from the agent's side, 95% interval over deals)."""
     out = {}
-    for i, name in enumerate(bots):
+    for i, name in enumerate(BASELINES):
         out[name] = bots_lib.head_to_head(env, agent, bots_lib.make_bot(env, name), jax.random.fold_in(key, i),
                                           num_deals=num_deals, params=[params, None])
     return out
@@ -287,8 +279,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 
         def on_chunk(step, carry, m, seconds):
             params = to_host(learner.params(carry))
-            results = evaluate(env, agent, params, jax.random.fold_in(eval_key, step), num_deals=config.eval_deals,
-                               bots=evaluated_bots(anchors))
+            results = evaluate(env, agent, params, jax.random.fold_in(eval_key, step), num_deals=config.eval_deals)
             hands = int(m["games_finished"].sum())
             row = {"round": step // config.updates_per_round, "hands": int(np.asarray(carry.episodes)),
                    "decisions": int(np.asarray(carry.decisions)),
@@ -339,8 +330,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         rows = rundir.metrics()
         params = to_host(learner.params(result.carry))
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
-        final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals,
-                         bots=evaluated_bots(anchors))
+        final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals)
         summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
         lbr = None
         if config.lbr_hands:
