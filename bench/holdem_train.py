@@ -40,7 +40,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.holdem_train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--network", default="small", choices=list(net_lib.SIZES))
     parser.add_argument("--anchors", default=",".join(lib.ANCHORS),
-                        help="the training anchors (the quick preset's; the full preset's: call,allin,random,equity)")
+                        help=f"the training anchors (the quick preset's; the full preset's: {','.join(lib.FULL_ANCHORS)})")
     parser.add_argument("--num-envs", type=int, default=256)
     parser.add_argument("--num-steps", type=int, default=32)
     parser.add_argument("--updates", type=int, default=5, help="updates per timed call")
@@ -49,7 +49,7 @@ def main(argv=None) -> dict:
 
     lc = PPOConfig(num_envs=args.num_envs, num_steps=args.num_steps)
     lc.validate()
-    # the quick preset's opponents: an empty pool (self-play) and the anchors in a fifth
+    # the run's opponents at its start: an empty pool (self-play) and the anchors in a fifth
     try:
         anchors = lib.anchor_names(args.anchors)
     except ValueError as e:

@@ -132,7 +132,7 @@ PRESETS = {
     # anchor games, a larger entropy bonus) lost to it on one seed of two; with it both seeds
     # beat it, and LBR, which training never meets, is the held-out measure (docs/lab/holdem.md)
     "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=1_024,
-                   lbr_every=10, anchors="call,allin,random,equity", learner=PLAIN_PPO),
+                   lbr_every=10, anchors=",".join(lib.FULL_ANCHORS), learner=PLAIN_PPO),
 }
 
 

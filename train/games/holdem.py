@@ -51,6 +51,8 @@ GAME = "holdem"
 #: the default training anchors, the league's fixed players outside the lineage: table rows
 #: 0.. (the first, the call bot, at Elo 0); ``--anchors`` names others among the baselines
 ANCHORS = ("call", "allin", "random")
+#: the full preset's anchors: the equity bot too (train/holdem.py's PRESETS; docs/lab/holdem.md)
+FULL_ANCHORS = ANCHORS + ("equity",)
 #: the evaluation's baselines (the equity bot plays in training only when an anchor)
 BASELINES = ("random", "call", "allin", "fold", "equity")
 #: the learner's reward unit, in big blinds: values near 1 (a won or lost stack is 2), so the
