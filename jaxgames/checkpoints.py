@@ -67,7 +67,6 @@ __all__ = [
     "read_meta",
     "read_npz",
     "read_params",
-    "read_subtree",
     "restore_args",
     "save_args",
     "state_tree",
@@ -234,71 +233,48 @@ def read_params(step_dir: pathlib.Path, like: Any, *, fits: str = "the tree it i
     ``init``). In ``best/`` the carry is the parameters; in ``checkpoints/`` they are found
     inside the training carry (:func:`params_path`). Only those arrays are read. ``fits``
     describes ``like`` in the error when nothing in the checkpoint fits it."""
-    carry = _saved_carry(step_dir)
-    path = params_path(carry, like)
-    if path is None:
-        raise CheckpointError(f"checkpoint {step_dir} holds no parameters that fit {fits}"
-                              f"{_mismatch(carry, like)}")
-    return _read_at(step_dir, path, like, fits=fits, what="parameters")
-
-
-def read_subtree(step_dir: pathlib.Path, path: Sequence[str], like: Any, *,
-                 fits: str = "the tree it is read into", what: str = "arrays") -> Any:
-    """The part of a step folder's saved carry at ``path`` (keys from the carry down, e.g.
-    ``("pool",)``), as jax arrays in the tree, shapes and dtypes of ``like``; a dict ``like``
-    may name only some of the node's fields (only those are read). :class:`CheckpointError`
-    when the checkpoint is unreadable, holds no such node, or holds one that does not fit
-    ``like`` (``fits`` describes it; ``what`` names the arrays), or non-finite values."""
-    _saved_carry(step_dir)   # the checks of a damaged folder, with their messages
-    return _read_at(step_dir, path, like, fits=fits, what=what)
-
-
-def _read_at(step_dir: pathlib.Path, path: Sequence[str], like: Any, *, fits: str, what: str) -> Any:
     step_dir = pathlib.Path(step_dir)
     # orbax reads a relative path's metadata as missing (tree None): it is handed the absolute
     # one, the messages keep the path as given
     state_dir = step_dir.absolute() / "state"
-    item = like
-    for k in reversed(("carry",) + tuple(path)):
-        item = {k: item}
-    restore_args = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), item)
-    with _quiet_orbax():
-        try:
-            restored = ocp.PyTreeCheckpointer().restore(
-                state_dir, args=ocp.args.PyTreeRestore(item=item, restore_args=restore_args,
-                                                       partial_restore=True))
-        except Exception as e:
-            raise unreadable(step_dir, e) from None
-    node = restored["carry"]
-    for k in path:
-        node = node[k] if isinstance(node, dict) and k in node else None
-    if node is None or jax.tree_util.tree_structure(node) != jax.tree_util.tree_structure(like):
-        raise CheckpointError(f"checkpoint {step_dir} holds {what} that do not fit {fits}")
-    for got, want in zip(jax.tree_util.tree_leaves(node), jax.tree_util.tree_leaves(like)):
-        # (a partial restore hands back the placeholder of a leaf it did not find)
-        if not isinstance(got, np.ndarray) or got.shape != tuple(want.shape):
-            raise CheckpointError(f"checkpoint {step_dir} holds {what} that do not fit {fits}")
-        if np.issubdtype(got.dtype, np.floating) and not np.all(np.isfinite(got)):
-            raise CheckpointError(f"checkpoint {step_dir} holds non-finite {what} (NaN or inf): "
-                                  f"the file is damaged or the training diverged")
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, s.dtype), node, like)
-
-
-def _saved_carry(step_dir: pathlib.Path) -> Any:
-    """The metadata tree of a step folder's saved carry (no array is read)."""
-    state_dir = pathlib.Path(step_dir).absolute() / "state"
     _drop_stragglers()
     with _quiet_orbax():
         try:
             tree = getattr(ocp.PyTreeCheckpointer().metadata(state_dir).item_metadata, "tree", None)
         except Exception as e:  # orbax raises many types for unreadable files
             raise unreadable(step_dir, e) from None
-    if not isinstance(tree, dict) or "carry" not in tree:  # orbax gives None when it failed
-        raise CheckpointError(f"checkpoint {step_dir} is unreadable: its files are damaged or "
-                              f"incomplete (" + ("orbax cannot read the arrays' metadata" if tree
-                                                 is None else "the saved tree holds no 'carry'")
-                              + f" in {state_dir})")
-    return tree["carry"]
+        if not isinstance(tree, dict) or "carry" not in tree:  # orbax gives None when it failed
+            raise CheckpointError(f"checkpoint {step_dir} is unreadable: its files are damaged or "
+                                  f"incomplete (" + ("orbax cannot read the arrays' metadata" if tree
+                                                     is None else "the saved tree holds no 'carry'")
+                                  + f" in {state_dir})")
+        path = params_path(tree["carry"], like)
+        if path is None:
+            raise CheckpointError(f"checkpoint {step_dir} holds no parameters that fit {fits}"
+                                  f"{_mismatch(tree['carry'], like)}")
+        item = like
+        for k in reversed(("carry",) + path):
+            item = {k: item}
+        restore_args = jax.tree_util.tree_map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), item)
+        try:
+            restored = ocp.PyTreeCheckpointer().restore(
+                state_dir, args=ocp.args.PyTreeRestore(item=item, restore_args=restore_args,
+                                                       partial_restore=True))
+        except Exception as e:
+            raise unreadable(step_dir, e) from None
+    params = restored["carry"]
+    for k in path:
+        params = params[k]
+    if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(like):
+        raise CheckpointError(f"checkpoint {step_dir} holds parameters that do not fit {fits}")
+    for got, want in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(like)):
+        # (a partial restore hands back the placeholder of a leaf it did not find)
+        if not isinstance(got, np.ndarray) or got.shape != tuple(want.shape):
+            raise CheckpointError(f"checkpoint {step_dir} holds parameters that do not fit {fits}")
+        if not np.all(np.isfinite(got)):
+            raise CheckpointError(f"checkpoint {step_dir} holds non-finite parameters (NaN or inf): "
+                                  f"the file is damaged or the training diverged")
+    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, s.dtype), params, like)
 
 
 def params_path(carry: Any, like: Any) -> tuple | None:

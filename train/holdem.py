@@ -42,9 +42,9 @@ class Config(RunConfig):
     """Hold'em PPO (Trinal-Clip) from one seat against anchors and the K best pool models, a
     duplicate evaluation against the baselines after every round."""
 
-    # the final evaluation's sizes and the averaged agent change no training: --resume of a
-    # finished run with others evaluates its agent again (e.g. a longer LBR, another average)
-    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"final_eval_deals", "lbr_hands", "average_models"}
+    # the final evaluation's sizes change no training: --resume of a finished run with other
+    # sizes evaluates its agent again (e.g. a longer LBR)
+    RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"final_eval_deals", "lbr_hands"}
 
     network: str = "small"
     """The network's size: small (trains on a CPU) or source (AlphaHoldem's, about 8.6M
@@ -64,9 +64,6 @@ class Config(RunConfig):
     anchors: str = ",".join(lib.ANCHORS)
     """The anchors, comma-separated baselines (random, call, allin, fold, equity); the first
     is the Elo's 0. An anchor is no longer a held-out measure of the agent."""
-    average_models: int = 1
-    """The agent the run evaluates at the end and ships: the mean of the weights of the newest
-    N pool models (the last N rounds'); 1: the last model itself. Changes no training."""
     eval_deals: int = 500
     """Duplicate deals (each played twice, seats swapped) against each baseline after every round."""
     final_eval_deals: int = 5_000
@@ -90,7 +87,7 @@ class Config(RunConfig):
             raise ValueError(f"network must be one of {', '.join(SIZES)}, got {self.network!r}")
         if self.tower and self.tower not in TOWERS:
             raise ValueError(f"tower must be one of {', '.join(TOWERS)} (or empty), got {self.tower!r}")
-        for name in ("rounds", "updates_per_round", "pool_capacity", "best_k", "average_models"):
+        for name in ("rounds", "updates_per_round", "pool_capacity", "best_k"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("eval_deals", "final_eval_deals"):
@@ -106,9 +103,6 @@ class Config(RunConfig):
                 raise ValueError(f"{name} must be even (half with LBR on the button), got {getattr(self, name)}")
         if self.lbr_every and self.round_lbr_hands < 2:
             raise ValueError(f"round_lbr_hands must be >= 2 when lbr_every is set, got {self.round_lbr_hands}")
-        if self.average_models > self.pool_capacity:
-            raise ValueError(f"average_models ({self.average_models}) must be <= pool_capacity "
-                             f"({self.pool_capacity}): the pool holds the models averaged")
         lib.anchor_names(self.anchors)
         if not 0.0 <= self.anchor_fraction <= 1.0:
             raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")

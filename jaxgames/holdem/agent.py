@@ -14,10 +14,7 @@ What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
 - the parameters, by ``which``: ``"latest"`` (the default) reads the newest
   ``checkpoints/<step>/`` (the whole training carry, a ``PPOCarry``, of which only the
   network's variables ``carry.params`` are read): at the end of a run, the last round's, the
-  agent the run's summary describes. Where config.json's ``average_models`` N is above 1
-  (the full preset's), the agent is instead the mean of the weights of the N newest models of
-  the pool saved in that carry (``carry.pool``; :mod:`jaxgames.model_average`), as the run
-  evaluated it. ``"best"`` reads ``best/<step>/`` (the round with the
+  agent the run's summary describes; ``"best"`` reads ``best/<step>/`` (the round with the
   best worst result against the anchors random, call and all-in; the pytree saved there is
   the parameters only), else the newest checkpoint. The default is the last round's: the
   anchors' best round did worse against the equity bot, which those runs never met, on both
@@ -126,12 +123,7 @@ def load_agent(run_dir: str | pathlib.Path, *, which: str = "latest") -> Agent:
     where = f"the {settings['network']} {settings['tower']} network of {run / 'config.json'}"
     step_dir, params = _read_params(run, params_like(settings), where, settings, which)
     kind = "best" if step_dir.parent.name == "best" else "latest"
-    averaged = kind == "latest" and settings["average_models"] > 1
-    if averaged:
-        params = _read_average(step_dir, params, settings)
-    name = (f"agent {run.name} (update {int(step_dir.name)}, "
-            + (f"mean of the {settings['average_models']} newest pool models)" if averaged
-               else f"{kind} parameters)"))
+    name = f"agent {run.name} (update {int(step_dir.name)}, {kind} parameters)"
     return make_agent(settings, params, name=name, which=which, run_dir=run, checkpoint=step_dir,
                       step=int(step_dir.name))
 
@@ -160,23 +152,11 @@ def params_like(config: dict) -> Any:
 
 
 def read_config(run: pathlib.Path) -> dict:
-    """``{"network", "tower", "average_models", "pool_capacity"}`` from ``run/config.json``:
-    the network's size and its tower kind (an empty ``tower`` resolved to the size's own), and
-    how many of the newest pool models the agent averages (1, the last model, for a run saved
-    before the setting) out of how many the pool holds."""
+    """``{"network", "tower"}`` from ``run/config.json``: the network's size and its tower
+    kind (an empty ``tower`` resolved to the size's own)."""
     run = pathlib.Path(run)
-    where = run / "config.json"
     config = read_config_json(run, game="holdem", error=AgentError, fields=_HOLDEM_FIELDS, title="hold'em")
-    settings = network_settings(config, where=where)
-    average, capacity = config.get("average_models", 1), config.get("pool_capacity")
-    if average != 1:
-        if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
-            raise AgentError(f"{where}: pool_capacity must be an int >= 1 when average_models is set, "
-                             f"got {capacity!r}")
-        if not isinstance(average, int) or isinstance(average, bool) or not 1 <= average <= capacity:
-            raise AgentError(f"{where}: average_models must be an int from 1 to pool_capacity ({capacity}), "
-                             f"got {average!r}")
-    return {**settings, "average_models": average, "pool_capacity": capacity}
+    return network_settings(config, where=run / "config.json")
 
 
 def network_settings(config: dict, *, where: Any = "the config") -> dict:
@@ -225,25 +205,6 @@ def _read_params(run: pathlib.Path, abstract: Any, where: str, settings: dict,
     except checkpoints.CheckpointError as e:
         raise AgentError(str(e)) from None
 
-
-
-def _read_average(step_dir: pathlib.Path, params: Any, settings: dict) -> Any:
-    """The mean of the weights of the ``average_models`` newest models of the pool saved in
-    ``step_dir``'s carry (``jaxgames.model_average``): the agent the run evaluated."""
-    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
-    from jaxgames.model_average import newest_mean
-
-    capacity = settings["pool_capacity"]
-    like = {"params": jax.tree_util.tree_map(lambda p: jax.ShapeDtypeStruct((capacity,) + p.shape, p.dtype), params),
-            "ids": jax.ShapeDtypeStruct((capacity,), jnp.int32)}
-    try:
-        pool = checkpoints.read_subtree(step_dir, ("pool",), like, what="pool models",
-                                        fits=f"a pool of {capacity} models of the config's network")
-        return newest_mean(pool["params"], pool["ids"], settings["average_models"])
-    except checkpoints.CheckpointError as e:
-        raise AgentError(str(e)) from None
-    except ValueError as e:   # an empty pool
-        raise AgentError(f"checkpoint {step_dir}: {e}") from None
 
 
 # -- the policy ----------------------------------------------------------------------------------

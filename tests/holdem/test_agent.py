@@ -278,9 +278,6 @@ def _not_json(folder: pathlib.Path) -> pathlib.Path:
     (_edit_config(tower="wide"), r"tower must be one of dense, conv \(or empty\), got 'wide'"),
     (_edit_config(tower="conv"), r"was saved by a run of the small dense network, but config\.json says "
                                  r"small conv: the folder's files do not belong together"),
-    (_edit_config(average_models=0), r"average_models must be an int from 1 to pool_capacity \(32\), got 0"),
-    (_edit_config(average_models=2, pool_capacity=None), r"pool_capacity must be an int >= 1 when average_models"),
-    (_edit_config(average_models=2, pool_capacity=4), r"holds pool models that do not fit a pool of 4 models"),
     (_no_checkpoint, r"holds no checkpoint: checkpoints/ has no saved step .*--resume --run-name c"),
     (_damage_data, r"is unreadable: its files are damaged or incomplete"),
     (_damage_meta, r"the metadata of checkpoint .* is unreadable"),
@@ -291,14 +288,6 @@ def test_bad_run_folders_give_a_clear_error(copy, make_bad, message):
         load_agent(bad)
     assert str(bad) in str(e.value) and "\n" not in str(e.value)
     assert isinstance(e.value, ValueError)
-
-
-def test_an_averaging_run_with_one_model_in_its_pool_plays_that_model(copy, run):
-    folder = _edit_config(average_models=2)(copy())
-    agent = load_agent(folder)
-    assert agent.name == f"agent c (update {agent.step}, mean of the 2 newest pool models)"
-    leaves_equal(agent.params, load_agent(run).params)        # one round: the pool holds its model
-    assert load_agent(folder, which="best").name.endswith("best parameters)")   # best/ is one model
 
 
 def test_best_without_checkpoints_reads_best(copy):

@@ -40,7 +40,6 @@ from jaxgames.holdem.agent import network_policy
 from jaxgames.holdem.lbr import LocalBestResponse
 from jaxgames.holdem.profile import markdown as profile_markdown, preflop_profile
 from jaxgames.player import Player
-from jaxgames.model_average import newest_mean
 from train.algos import league as league_lib
 from train.algos import ppo
 from train.algos.opponents import VsOpponents
@@ -248,16 +247,6 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
             "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals}
 
 
-def agent_params(carry, learner, average_models: int):
-    """The agent a finished run evaluates and ships: the learner's last parameters, or the mean
-    of the weights of the ``average_models`` newest pool models (the last of which is the
-    learner's last parameters, promoted after the last round)."""
-    if average_models == 1:
-        return to_host(learner.params(carry))
-    pool = to_host(carry.pool)
-    return newest_mean(pool.params, pool.ids, average_models)
-
-
 def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
     row = {}
     for name, r in results.items():
@@ -341,7 +330,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         if not finished:
             return {}
         rows = rundir.metrics()
-        params = agent_params(result.carry, learner, config.average_models)
+        params = to_host(learner.params(result.carry))
         final_key = jax.random.fold_in(eval_key, 2**31 - 2)
         final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals)
         summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
@@ -368,7 +357,6 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             "decisions_trained": int(np.asarray(result.carry.decisions)),
             "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
             "loss": config.learner.loss, "parameters": param_count(config),
-            "average_models": config.average_models,
             "seconds": time.time() - start,
         })
         if rundir.writes:
@@ -441,9 +429,6 @@ def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
         f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
         + ("The equity bot is an anchor: the agent trained against it, so its result is not a held-out "
            "measure; local best response is.\n\n" if "equity" in anchors else "")
-        + (f"The agent evaluated here (and loaded by `jaxgames.holdem.agent`) is the mean of the weights of "
-           f"the {config.average_models} newest pool models (the last {config.average_models} rounds').\n\n"
-           if config.average_models > 1 else "")
         + f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
         f"side, 95% interval over deals:\n\n"
         + markdown_table(["baseline", "mbb/hand", "agent on the button", "agent in the big blind", "hands"],
