@@ -1,10 +1,17 @@
 """The Hearts pipeline (python -m train.hearts): a tiny combined run end to end (its two stages,
-the run folder, what the PIMC evaluation is handed and what the run writes of it, exact
---resume in the combined phase), CLI refusals in one line. The values themselves:
-tests/hearts/test_learned.py."""
+the run folder, what the stages' and the PIMC evaluations are handed and what the run writes of
+them, exact --resume in the combined phase), CLI refusals in one line. The values themselves:
+tests/hearts/test_learned.py.
+
+The test's cost is tracing and compiling, one program per predictor and evaluation: the
+combined player's evaluations against PIE, the rule bot and random are the real ones (compiled
+with XLA's optimisations: the matches run for longer than the suite's fast compiles save); the
+stages' evaluations and the PIMC one are stand-ins (below); the training chunks compile under
+the suite's fast settings (one update of 2 games runs in a moment either way)."""
 
 import json
 
+import jax
 import numpy as np
 import pytest
 
@@ -38,21 +45,46 @@ def pimc_results(calls):
     return evaluate_imperfect
 
 
+def evaluations(stage_calls, optimised_compiles):
+    """``lib.evaluate_against`` for the run: the real evaluation (compiled with XLA's
+    optimisations) for the combined player; for a stage's predictor a stand-in that notes what
+    the run hands it and returns hand-made games whose points are a figure of the weights and
+    the key, so that a stage re-read on --resume must give its figures again. The real
+    evaluation of a single predictor's run against PIE, the rule bot and random is
+    tests/test_notebooks.py's (the Hearts notebook trains the Q♠ predictor alone); here, the
+    stages' two more programs to trace and compile (and the chunks' optimised compiles) cost
+    this test about 40 s on a 2-core Zen 4."""
+    real = lib.evaluate_against
+
+    def evaluate_against(spec, weights, key, deals, experts=lib.EXPERTS):
+        if spec.predictor == "combined":
+            with optimised_compiles():
+                return real(spec, weights, key, deals, experts=experts)
+        weights = np.asarray(weights)
+        stage_calls.append((spec.predictor, weights.shape, deals, tuple(experts)))
+        seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 x deals, 4]
+        figure = float(np.abs(weights).sum() + np.asarray(jax.random.key_data(key)).sum() % 97)
+        points = np.where(seats == 0, 4.0 + figure % 5.0, 7.0)
+        return {name: eval_lib.summarize(-points, seats, ("learned", name), "hand") for name in experts}
+    return evaluate_against
+
+
 def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, optimised_compiles, monkeypatch):
     base = TINY + ["--runs-dir", str(tmp_path)]
-    calls = []
+    calls, stage_calls = [], []
     monkeypatch.setattr(lib, "evaluate_imperfect", pimc_results(calls))
-    # the matches of a learned searching player run for longer than the suite's fast compiles
-    # save (the run alone, 2-core Zen 5: 80 s against 104 s)
-    with optimised_compiles():
-        whole = hearts_train.main(base + ["--run-name", "whole", "--imperfect-deals", "2", "--worlds", "3"])
-        # the combined player's final weights, once, with the run's deals and worlds
-        [(predictor, weights, deals, worlds)] = calls
-        assert predictor == "combined" and weights.shape == (30 + 20,) and (deals, worlds) == (2, 3)
-        # killed after the combined phase's round 1: the resumed run ends as the unbroken one
-        _, cfg = hearts_train.parse(PRESETS, base + ["--run-name", "killed"])
-        assert hearts_train.train(cfg, stop_after_chunks=1) == {}
-        resumed = hearts_train.main(base + ["--run-name", "killed", "--resume"])
+    monkeypatch.setattr(lib, "evaluate_against", evaluations(stage_calls, optimised_compiles))
+    whole = hearts_train.main(base + ["--run-name", "whole", "--imperfect-deals", "2", "--worlds", "3"])
+    # the combined player's final weights, once, with the run's deals and worlds
+    [(predictor, weights, deals, worlds)] = calls
+    assert predictor == "combined" and weights.shape == (30 + 20,) and (deals, worlds) == (2, 3)
+    # each stage: its round's evaluation and its own final one, against PIE alone over the
+    # round's deals, with the weights of its 60 Q♠ or 88 hearts features
+    assert stage_calls == [("qs", (60,), 2, ("pie",))] * 2 + [("hearts", (88,), 2, ("pie",))] * 2
+    # killed after the combined phase's round 1: the resumed run ends as the unbroken one
+    _, cfg = hearts_train.parse(PRESETS, base + ["--run-name", "killed"])
+    assert hearts_train.train(cfg, stop_after_chunks=1) == {}
+    resumed = hearts_train.main(base + ["--run-name", "killed", "--resume"])
     run = tmp_path / "hearts" / "whole"
     saved = json.loads((run / "summary.json").read_text())
     keys = ["points_per_hand_learned", "points_per_hand_expert"] + [
