@@ -78,13 +78,6 @@ class Config(RunConfig):
     """Duplicate deals of the newest model against each pool model it meets (0: none)."""
     elo_opponents: int = 4
     """Pool models the newest meets after every round, the most recent first (0: all)."""
-    exploiter_every: int = 0
-    """Every this many rounds, train a league exploiter: a copy of the newest model trained by
-    PPO against it alone, frozen, then added to the opponents (0: none; train/algos/exploiters.py)."""
-    exploiter_updates: int = 200
-    """PPO updates of each exploiter."""
-    exploiter_fraction: float = 0.2
-    """Share of the opponents drawn among the exploiters (once there is one), besides the anchors'."""
     learner: Annotated[PPOConfig, tyro.conf.OmitArgPrefixes] = PPOConfig()
     """The learner's hyper-parameters (train/algos/ppo.py), flags without a prefix."""
 
@@ -113,12 +106,6 @@ class Config(RunConfig):
         lib.anchor_names(self.anchors)
         if not 0.0 <= self.anchor_fraction <= 1.0:
             raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
-        if self.exploiter_every < 0 or self.exploiter_updates < 1:
-            raise ValueError(f"exploiter_every must be >= 0 and exploiter_updates >= 1, got "
-                             f"{self.exploiter_every} and {self.exploiter_updates}")
-        if not 0.0 <= self.exploiter_fraction <= 1.0 - self.anchor_fraction:
-            raise ValueError(f"exploiter_fraction must be in [0, 1 - anchor_fraction = {1 - self.anchor_fraction:g}], "
-                             f"got {self.exploiter_fraction}")
         self.learner.validate()
         check_divisible(self.learner.num_envs)
         updates = self.rounds * self.updates_per_round

@@ -15,7 +15,6 @@ from jaxgames import arena
 from jaxgames.holdem import betting, cards
 from one_line import assert_refused_in_one_line
 from train import holdem as holdem_train
-from train.algos import exploiters as exploiters_lib
 from train.algos import league as league_lib
 from train.common.rundir import RunDir, RunDirError
 from train.games import holdem as lib
@@ -104,25 +103,6 @@ def test_opponents_are_anchors_the_k_best_or_the_learner_itself():
     # a share: about anchor_fraction of the draws are anchors
     share = np.mean([int(choose(0.25, pool, k).kind) != lib.NETWORK for k in keys])
     assert 0.12 < share < 0.38
-
-
-def test_exploiters_are_drawn_for_their_share_once_there_are_any():
-    params = {"w": jnp.zeros(3)}
-    choose = jax.jit(lambda pools, key: lib.choose_opponent(pools, params, key, best_k=2, anchor_fraction=0.25,
-                                                            exploiter_fraction=0.25))
-    keys = jax.random.split(jax.random.key(0), 400)
-    league = _pool_with(params, [5.0, 50.0, -10.0, 20.0])      # its 2 best: + 1 and + 3
-    pools = exploiters_lib.Pools(league=league, exploiters=league_lib.empty(params, capacity=2, num_fixed=1))
-    # none trained yet: their share goes to the league
-    drawn = [choose(pools, k) for k in keys[:100]]
-    assert {float(o.params["w"][0]) for o in drawn if int(o.kind) == lib.NETWORK} == {1.0, 3.0}
-    pools = exploiters_lib.add(exploiters_lib.add(pools, {"w": jnp.full(3, 100.0)}), {"w": jnp.full(3, 200.0)})
-    drawn = [choose(pools, k) for k in keys]
-    anchors = np.mean([int(o.kind) != lib.NETWORK for o in drawn])
-    nets = [float(o.params["w"][0]) for o in drawn if int(o.kind) == lib.NETWORK]
-    assert set(nets) == {1.0, 3.0, 100.0, 200.0}
-    share = np.mean([w >= 100 for w in nets]) * (1 - anchors)   # of all draws
-    assert 0.17 < anchors < 0.33 and 0.17 < share < 0.33
 
 
 def test_anchor_opponents_play_as_their_bots():

@@ -64,8 +64,6 @@ _RETIRED = {
 _ADDED = {
     # hold'em's --anchors (2026-11-27): before it, the anchors were always these three
     "anchors": "call,allin,random",
-    # hold'em's league exploiters (2026-11-27): before them, none
-    "exploiter_every": 0, "exploiter_updates": 200, "exploiter_fraction": 0.2,
 }
 
 

@@ -40,7 +40,6 @@ from jaxgames.holdem.agent import network_policy
 from jaxgames.holdem.lbr import LocalBestResponse
 from jaxgames.holdem.profile import markdown as profile_markdown, preflop_profile
 from jaxgames.player import Player
-from train.algos import exploiters as exploiters_lib
 from train.algos import league as league_lib
 from train.algos import ppo
 from train.algos.opponents import VsOpponents
@@ -63,8 +62,6 @@ REWARD_UNIT_BB = 100
 #: random deals of the final agent's preflop profile (jaxgames.holdem.profile): its fifths are
 #: 400 deals each
 PROFILE_DEALS = 2_000
-#: league exploiters the opponents' pool keeps (the oldest leaves): a full-preset run trains 9
-EXPLOITERS_KEPT = 8
 NETWORK = 0   # Opponent.kind of a network (a pool model, or the learner itself); 1 + i: the anchor i
 
 
@@ -124,26 +121,17 @@ def _state_bytes() -> int:
 # -- the opponents -----------------------------------------------------------------------------
 
 
-def choose_opponent(pool, params, key, *, best_k: int, anchor_fraction: float,
-                    num_anchors: int = len(ANCHORS), exploiter_fraction: float = 0.0) -> Opponent:
+def choose_opponent(pool: league_lib.League, params, key, *, best_k: int, anchor_fraction: float,
+                    num_anchors: int = len(ANCHORS)) -> Opponent:
     """One group's opponent for one update: a fixed anchor with probability
-    ``anchor_fraction`` (uniform among the ``num_anchors``); else, with probability
-    ``exploiter_fraction``, an exploiter (uniform among those kept, once there is one; ``pool``
-    then a :class:`~train.algos.exploiters.Pools`); else a model drawn uniformly among the
-    ``best_k`` best rated of the league (the learner itself while the league is empty). ``pool``
-    is the league, or the league and its exploiters. Jittable."""
-    league = pool.league if isinstance(pool, exploiters_lib.Pools) else pool
-    k_kind, k_which, k_slot, k_exploiter = jax.random.split(key, 4)
-    u = jax.random.uniform(k_kind)
-    anchor = u < anchor_fraction
+    ``anchor_fraction`` (uniform among the ``num_anchors``), else a model drawn uniformly among
+    the ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
+    k_anchor, k_which, k_slot = jax.random.split(key, 3)
+    anchor = jax.random.bernoulli(k_anchor, anchor_fraction)
     which = jax.random.randint(k_which, (), 0, num_anchors)
-    slot = league_lib.sample_best_k(league, best_k, k_slot)
-    has = league.size > 0
-    pick = lambda c, p, q: jax.tree_util.tree_map(lambda a, b: jnp.where(c, a, b), p, q)  # noqa: E731
-    net_params = pick(has, league_lib.get(league, slot), params)
-    if isinstance(pool, exploiters_lib.Pools):
-        has_exploiter, exploiter = exploiters_lib.sample(pool, k_exploiter)
-        net_params = pick(has_exploiter & (u < anchor_fraction + exploiter_fraction), exploiter, net_params)
+    slot = league_lib.sample_best_k(pool, best_k, k_slot)
+    has = pool.size > 0
+    net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(pool, slot), params)
     return Opponent(kind=jnp.where(anchor, 1 + which, NETWORK).astype(jnp.int32), params=net_params)
 
 
@@ -176,25 +164,11 @@ def value_bounds(env):
     return bounds
 
 
-def _wrapper(env, net, anchors: Sequence[str]) -> VsOpponents:
-    """The game from the learner's seat, its opponent the group's :class:`Opponent`."""
-    return VsOpponents(env, opponent_policy=opponent_policy(env, net, anchors),
-                       draw_opponent=lambda table, key: jnp.int32(0),
-                       value_bounds=value_bounds(env), reward_scale=1.0 / (REWARD_UNIT_BB * env.big_blind))
-
-
-def _zero_params(net):
-    params = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
-    return jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params)
-
-
 def build(config):
     """``(env, net, learner, agent)`` for a ``train.holdem.Config`` (:func:`build_parts`)."""
     return build_parts(network_size=config.network, tower=config.tower, pool_capacity=config.pool_capacity,
                        best_k=config.best_k, anchor_fraction=config.anchor_fraction,
-                       anchors=anchor_names(config.anchors), learner=config.learner,
-                       exploiters=EXPLOITERS_KEPT if config.exploiter_every else 0,
-                       exploiter_fraction=config.exploiter_fraction)
+                       anchors=anchor_names(config.anchors), learner=config.learner)
 
 
 def anchor_names(anchors: str) -> tuple[str, ...]:
@@ -210,40 +184,26 @@ def anchor_names(anchors: str) -> tuple[str, ...]:
 
 
 def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: int, anchor_fraction: float,
-                learner: ppo.PPOConfig, anchors: Sequence[str] = ANCHORS, exploiters: int = 0,
-                exploiter_fraction: float = 0.0):
+                learner: ppo.PPOConfig, anchors: Sequence[str] = ANCHORS):
     """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
-    probabilities feed LBR). ``exploiters``: room for that many league exploiters in the
-    opponents' pool (0: none, the pool a plain league). Keyword settings, so that a benchmark
-    builds the run's learner without the entry module's Config."""
+    probabilities feed LBR). Keyword settings, so that a benchmark builds the run's learner
+    without the entry module's Config."""
     env = jaxgames.make(GAME)   # the default table (stacks 20,000, blinds 50/100), as the source's
     net = net_lib.make_network(network_size, tower=tower or None)
     feats = features(env)
-    wrapper = _wrapper(env, net, anchors)
-    zeros = _zero_params(net)
-    if exploiters:
-        pool = exploiters_lib.empty(zeros, capacity=pool_capacity, num_fixed=len(anchors), exploiters=exploiters)
-    else:
-        pool = league_lib.empty(zeros, capacity=pool_capacity, num_fixed=len(anchors))
+    wrapper = VsOpponents(env, opponent_policy=opponent_policy(env, net, anchors),
+                          draw_opponent=lambda table, key: jnp.int32(0),
+                          value_bounds=value_bounds(env), reward_scale=1.0 / (REWARD_UNIT_BB * env.big_blind))
+    params0 = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
+    pool = league_lib.empty(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params0),
+                            capacity=pool_capacity, num_fixed=len(anchors))
     trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool,
                        choose_opponent=functools.partial(choose_opponent, best_k=best_k,
                                                          anchor_fraction=anchor_fraction,
-                                                         num_anchors=len(anchors),
-                                                         exploiter_fraction=exploiter_fraction))
+                                                         num_anchors=len(anchors)))
     agent = Player("agent", trainer.policy, None, probs=trainer.probs)
     return env, net, trainer, agent
-
-
-def build_exploit_learner(config):
-    """The PPO learner of a league exploiter (:mod:`train.algos.exploiters`): the run's game,
-    network and learner settings, every game of every update against one network, the frozen
-    target its pool holds."""
-    env = jaxgames.make(GAME)
-    net = network(config)
-    return ppo.make(config.learner, _wrapper(env, net, anchor_names(config.anchors)), net, features=features(env),
-                    pool=_zero_params(net),
-                    choose_opponent=lambda target, params, key: Opponent(kind=jnp.int32(NETWORK), params=target))
 
 
 # -- evaluation ----------------------------------------------------------------------------------
@@ -299,10 +259,7 @@ def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
 def _compiled(key_config):
     """What a run compiles, shared by the runs of one process with the same settings."""
     env, net, learner, agent = build(key_config)
-    exploit = None
-    if key_config.exploiter_every:
-        exploit = exploiters_lib.make_trainer(build_exploit_learner(key_config), updates=key_config.exploiter_updates)
-    return env, net, learner, agent, jax.jit(learner.init), exploit
+    return env, net, learner, agent, jax.jit(learner.init)
 
 
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
@@ -312,7 +269,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     init_distributed()
     key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f) for f in config.RUN_ONLY_FIELDS})
     anchors = anchor_names(config.anchors)
-    env, net, learner, agent, init, exploit = _compiled(key_config)
+    env, net, learner, agent, init = _compiled(key_config)
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
     lc = config.learner
@@ -347,38 +304,15 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             h2h = bots_lib.head_to_head(env, agent, agent, k, num_deals=config.elo_deals, params=[newest, other])
             return h2h.deal_returns
 
-        def train_exploiter(step, newest):
-            """A league exploiter of the newest model: trained against it alone, measured against it."""
-            t0 = time.time()
-            k_train, k_match = jax.random.split(jax.random.fold_in(jax.random.fold_in(eval_key, step), 2))
-            params, m = exploit(newest, newest, k_train)
-            params = to_host(params)
-            take = bots_lib.head_to_head(env, agent, agent, k_match, num_deals=config.eval_deals,
-                                         params=[params, newest])
-            return params, {"exploiter_mbb": take.mean, "exploiter_mbb_ci95": take.ci95,
-                            "exploiter_seconds": time.time() - t0,
-                            "exploiter_hands": int(np.asarray(m["games_finished"]).sum())}
-
         def between_chunks(step, carry):
             row, results = pending.pop(step)
             fixed = {i: results[name].deal_returns for i, name in enumerate(anchors)}
-            pools = to_host(carry.pool)
-            league = pools.league if exploit else pools
-            newest = to_host(learner.params(carry))
-            league, info = league_lib.after_round(
-                league, newest, fixed_returns=fixed,
+            pool, info = league_lib.after_round(
+                to_host(carry.pool), to_host(learner.params(carry)), fixed_returns=fixed,
                 play=pool_games if config.elo_deals else None, opponents=config.elo_opponents,
                 key=jax.random.fold_in(eval_key, step))
-            if exploit:
-                pools = pools.replace(league=league)
-                if row["round"] % config.exploiter_every == 0 and row["round"] < config.rounds:
-                    params, more = train_exploiter(step, newest)
-                    pools = exploiters_lib.add(pools, params)
-                    info.update(more)
-            else:
-                pools = league
             rundir.log(step, {**row, **info})
-            return carry.replace(pool=jax.tree_util.tree_map(jnp.asarray, pools))
+            return carry.replace(pool=jax.tree_util.tree_map(jnp.asarray, pool))
 
         total = config.rounds * config.updates_per_round
         result = run(
@@ -416,8 +350,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
         # (docs/lab/holdem.md)
         profile = preflop_profile(env, agent.probs, params, jax.random.fold_in(eval_key, 2**31 - 4),
                                   num_deals=PROFILE_DEALS)
-        pools = to_host(result.carry.pool)
-        ratings = league_lib.elo_list(pools.league if exploit else pools)
+        ratings = league_lib.elo_list(to_host(result.carry.pool))
         summary.update({
             "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
             "hands_trained": int(np.asarray(result.carry.episodes)),
