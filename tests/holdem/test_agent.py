@@ -31,7 +31,9 @@ from jaxgames.holdem.agent import AgentError, load_agent, network_policy, networ
 from jaxgames.player import Player
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-TINY = ["--rounds", "1", "--updates-per-round", "1", "--num-envs", "16", "--num-steps", "4",
+# the learner's settings and chunk size those of tests/train/test_train_holdem.py's run: the
+# suite's persistent compile cache then compiles the chunk and the evaluations once for both
+TINY = ["--rounds", "1", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4",
         "--opponent-groups", "4", "--epochs", "1", "--minibatches", "2", "--eval-deals", "4",
         "--final-eval-deals", "4", "--lbr-hands", "0", "--elo-deals", "2", "--no-progress"]
 
@@ -105,8 +107,8 @@ def test_best_reads_the_best_parameters_of_the_run(run):
     agent = load_agent(run, which="best")
     env, policy, params = agent
     assert agent.network_size == "small" and agent.tower == "dense" and agent.which == "best"
-    assert agent.checkpoint == step_dir(run / "best") and agent.step == 1
-    assert agent.name == "agent t (update 1, best parameters)"
+    assert agent.checkpoint == step_dir(run / "best") and agent.step == 2   # one round of two updates
+    assert agent.name == "agent t (update 2, best parameters)"
     net = net_lib.make_network("small")
     reader = Checkpointer(run / "best", keep=1)
     _, saved, _, _ = reader.restore(net_lib.init_params(net, jax.random.key(1)), jax.random.key(0))
@@ -309,7 +311,7 @@ def test_cli_plays_hands_against_the_agent(run, monkeypatch, capsys):
         code = hp.main(["--opponent", "agent", flag, str(run), "--hands", "2", "--seed", "1"])
         out = capsys.readouterr().out
         assert code == 0
-        assert "Heads-up no-limit hold'em against agent t (update 1, latest parameters) (seed 1)" in out
+        assert "Heads-up no-limit hold'em against agent t (update 2, latest parameters) (seed 1)" in out
         assert "Computer (agent): " in out and "Session over: 2 hands" in out
 
 
