@@ -31,6 +31,14 @@ def read_rows(run):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+def hand_made(deals, learned_points, player, experts):
+    """``{expert: summary}`` of hand-made games over ``deals`` deals in every mixed seating, the
+    learned seats taking ``learned_points`` a hand and the expert's 7."""
+    seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 x deals, 4]
+    points = np.where(seats == 0, learned_points, 7.0)
+    return {name: eval_lib.summarize(-points, seats, (player, name), "hand") for name in experts}
+
+
 def pimc_results(calls):
     """A stand-in for the PIMC evaluation (``lib.evaluate_imperfect``): it notes what the run
     hands it and returns the results of hand-made games, the expert's seats taking 2 points a hand
@@ -39,9 +47,7 @@ def pimc_results(calls):
     this test 20-30 s."""
     def evaluate_imperfect(spec, weights, key, deals, worlds):
         calls.append((spec.predictor, np.asarray(weights), deals, worlds))
-        seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 x deals, 4]
-        points = np.where(seats == 0, 5.0, 7.0)
-        return {name: eval_lib.summarize(-points, seats, ("learned (PIMC)", name), "hand") for name in lib.IMPERFECT}
+        return hand_made(deals, 5.0, "learned (PIMC)", lib.IMPERFECT)
     return evaluate_imperfect
 
 
@@ -62,10 +68,8 @@ def evaluations(stage_calls, optimised_compiles):
                 return real(spec, weights, key, deals, experts=experts)
         weights = np.asarray(weights)
         stage_calls.append((spec.predictor, weights.shape, deals, tuple(experts)))
-        seats = np.repeat(arena.mixed_seatings(4, 2), deals, axis=0)            # [14 x deals, 4]
         figure = float(np.abs(weights).sum() + np.asarray(jax.random.key_data(key)).sum() % 97)
-        points = np.where(seats == 0, 4.0 + figure % 5.0, 7.0)
-        return {name: eval_lib.summarize(-points, seats, ("learned", name), "hand") for name in experts}
+        return hand_made(deals, 4.0 + figure % 5.0, "learned", experts)
     return evaluate_against
 
 
