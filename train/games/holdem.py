@@ -236,7 +236,7 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     and in the big blind), in batches of :data:`LBR_BATCH_DEALS` deals: ``{"mean", "ci95"}``
     mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``."""
     deals = hands // 2
-    lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))
+    lbr = _lbr_program(env, dataclasses.replace(agent, params=None), min(deals, LBR_BATCH_DEALS))
     won = []
     for i in range(-(-deals // lbr.num_deals)):
         won.append(lbr(params, jax.random.fold_in(key, i)).returns)        # chips [2, batch]
@@ -245,6 +245,14 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     mbb = functools.partial(bots_lib.to_mbb, big_blind=env.big_blind)
     return {"mean": float(mbb(pairs.mean())), "ci95": float(mbb(arena_lib.ci95(pairs))),
             "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals}
+
+
+@functools.lru_cache(maxsize=8)
+def _lbr_program(env, bot: Player, num_deals: int) -> LocalBestResponse:
+    """LBR's jitted program for ``bot`` over batches of ``num_deals`` deals, built once per
+    process: a run's LBR every few rounds, its final LBR and a run resumed in the same process
+    (a notebook, the tests) trace it once instead of at every call."""
+    return LocalBestResponse(env, bot, num_deals=num_deals)
 
 
 def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
