@@ -24,8 +24,10 @@ TINY = {
                   "--board-size 3 --phase1 none --rounds 1 --updates-per-round 1 --games-per-update 2 "
                   "--simulations 2 --sgd-steps 1 --batch-size 4 --buffer-size 64 --uct-simulations 2 "
                   "--eval-games 2 --eval-simulations 2 --final-eval-games 2 --elo-games 0 --sgf-games 0"},
+    # the run of tests/holdem/test_agent.py's fixture, flag for flag: the suite's persistent
+    # compile cache then holds its programs
     "holdem.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
-                     "--rounds 1 --updates-per-round 1 --num-envs 16 --num-steps 4 --opponent-groups 4 "
+                     "--rounds 1 --updates-per-round 2 --num-envs 16 --num-steps 4 --opponent-groups 4 "
                      "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 4 --lbr-hands 0 "
                      "--elo-deals 2"},
     # the Q♠ predictor alone, really evaluated against PIE, the rule bot and random (the combined
@@ -71,7 +73,7 @@ def test_notebook_runs(name, tmp_path):
         assert len(images) == 3
         text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                        for o in c.get("outputs", []))
-        assert "round 1 (" in text and "(update 1, latest parameters) vs the call bot: " in text
+        assert "round 1 (" in text and "(update 2, latest parameters) vs the call bot: " in text
         assert "call bot (seat 0): call 50\nagent's probabilities: " in text and "hand over: " in text
         assert "against agent colab-" in text and "Computer (agent): " in text and "your result: " in text
     if name == "hearts.ipynb":  # the curve and the TD error; the top features; a hand against the rule bot
