@@ -4,15 +4,15 @@
                                  [--num-steps 32] [--repeats 3]
 
 On a CPU the network is compute-bound, so an update can go no faster than its network work:
-``num_envs * num_steps`` forward evaluations of the learner in the rollout, as many of the
-opponents (one group opponent per group of games; an anchor bot group still runs the network
-under vmap), and ``epochs * num_envs * num_steps`` forward-and-backward evaluations in SGD.
-This prints the update's decisions/s and hands/s (``train.holdem``'s learner, its default
-opponents: an empty pool, so self-play and ``--anchors``; every anchor bot runs for every
-opponent move of every group, since the opponents' switch is batched), the network's
-evaluations/s timed alone in the same process on the same batch shapes, the bound those give,
-and the share of an update's time spent in the network (the rest: the rules, the opponents'
-loop, the anchor bots, the encoding and data movement).
+``num_envs * num_steps`` forward evaluations of the learner in the rollout, about as many of
+the opponents in the groups whose opponent is a network (``1 - anchor_fraction`` of them, in
+expectation; a group playing an anchor bot runs that bot alone), and ``epochs * num_envs *
+num_steps`` forward-and-backward evaluations in SGD. This prints the update's decisions/s and
+hands/s (``train.holdem``'s learner, its default opponents: an empty pool, so self-play and
+``--anchors`` in a fifth of the groups), the network's evaluations/s timed alone in the same
+process on the same batch shapes, the bound those give, and the share of an update's time
+spent in the network (the rest: the rules, the opponents' loop, the anchor bots, the encoding
+and data movement).
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ from train.algos.ppo import PPOConfig  # noqa: E402
 
 
 
+#: the presets' share of anchor groups (train/holdem.py's Config.anchor_fraction)
+ANCHOR_FRACTION = 0.2
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.holdem_train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--network", default="small", choices=list(net_lib.SIZES))
@@ -55,7 +59,7 @@ def main(argv=None) -> dict:
     except ValueError as e:
         parser.error(str(e))
     env, net, learner, _ = lib.build_parts(network_size=args.network, tower="", pool_capacity=32, best_k=5,
-                                           anchor_fraction=0.2, anchors=anchors, learner=lc)
+                                           anchor_fraction=ANCHOR_FRACTION, anchors=anchors, learner=lc)
     carry = jax.jit(learner.init)(jax.random.key(0))
 
     @jax.jit
@@ -107,7 +111,8 @@ def main(argv=None) -> dict:
     sgd_s = best_seconds(sgd, params, sgd_inputs, repeats=args.repeats)
     fwd_rate = 2 * lc.num_steps * lc.num_envs / fwd_s
     sgd_rate = lc.epochs * decisions / sgd_s
-    network_s = fwd_s + sgd_s          # the learner's and the opponents' forwards, then SGD
+    # the learner's forwards, the network opponents' (the groups that play no anchor), then SGD
+    network_s = fwd_s * (1 + (1 - ANCHOR_FRACTION)) / 2 + sgd_s
     result = {
         "cpu": cpu_model(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
         "parameters": net_lib.param_count(jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())), "num_envs": lc.num_envs, "num_steps": lc.num_steps,
