@@ -59,11 +59,10 @@ import chex
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import PartitionSpec as P
 
 from train.algos.learner import Learner
 from train.algos.opponents import BIG, Seat, VsOpponents
-from jax.sharding import PartitionSpec as P
-
 from train.common.mesh import BATCH, batch_mesh, check_divisible, shard_batch
 
 __all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "deal", "fill_bounds", "gae", "init",
