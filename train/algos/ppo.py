@@ -47,7 +47,7 @@ Devices: the games' groups (``[G, E / G]``, G a multiple of the device count) an
 opponents' tables are split over the mesh (``shard_batch``), as are the minibatches;
 parameters and the pool are replicated, and XLA averages the gradients. The opponents' moves
 play each device's groups one after another (:func:`_per_group`), so a group runs only its
-own opponent (the full hold'em preset's update: 1.66x faster, docs/holdem_training.md).
+own opponent (the full hold'em preset's update: 1.5x faster, docs/holdem_training.md).
 """
 
 from __future__ import annotations
