@@ -34,12 +34,6 @@ from train.games import holdem as lib  # noqa: E402
 from train.algos.ppo import PPOConfig  # noqa: E402
 
 
-
-
-#: the presets' share of anchor groups (train/holdem.py's Config.anchor_fraction)
-ANCHOR_FRACTION = 0.2
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.holdem_train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--network", default="small", choices=list(net_lib.SIZES))
@@ -59,7 +53,7 @@ def main(argv=None) -> dict:
     except ValueError as e:
         parser.error(str(e))
     env, net, learner, _ = lib.build_parts(network_size=args.network, tower="", pool_capacity=32, best_k=5,
-                                           anchor_fraction=ANCHOR_FRACTION, anchors=anchors, learner=lc)
+                                           anchor_fraction=lib.ANCHOR_FRACTION, anchors=anchors, learner=lc)
     carry = jax.jit(learner.init)(jax.random.key(0))
 
     @jax.jit
@@ -112,7 +106,7 @@ def main(argv=None) -> dict:
     fwd_rate = 2 * lc.num_steps * lc.num_envs / fwd_s
     sgd_rate = lc.epochs * decisions / sgd_s
     # the learner's forwards, the network opponents' (the groups that play no anchor), then SGD
-    network_s = fwd_s * (1 + (1 - ANCHOR_FRACTION)) / 2 + sgd_s
+    network_s = fwd_s * (1 + (1 - lib.ANCHOR_FRACTION)) / 2 + sgd_s
     result = {
         "cpu": cpu_model(), "devices": jax.device_count(), "backend": jax.default_backend(), "jax": jax.__version__,
         "parameters": net_lib.param_count(jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())), "num_envs": lc.num_envs, "num_steps": lc.num_steps,

@@ -59,7 +59,7 @@ class Config(RunConfig):
     """Past models the pool keeps (the oldest leaves when full)."""
     best_k: int = 5
     """Opponents are drawn among the K best rated pool models (the source: 5)."""
-    anchor_fraction: float = 0.2
+    anchor_fraction: float = lib.ANCHOR_FRACTION
     """Share of the opponents that are fixed anchors outside the lineage."""
     anchors: str = ",".join(lib.ANCHORS)
     """The anchors, comma-separated baselines (random, call, allin, fold, equity); the first

@@ -238,6 +238,29 @@ def _play(env: Env, bot: Player, params: Any, deal_key: PRNGKey, lbr_seat: Array
     return won, steps
 
 
+@functools.lru_cache(maxsize=16)
+def _program(env: Env, probs, num_deals: int, wp_samples: int):
+    """``run(params, key) -> (won [2, D], steps [2, D])``, jitted: one per (env, policy's
+    ``probs``, deals, samples) and process, so every :class:`LocalBestResponse` of the same
+    policy (a run's LBR every few rounds, its final one, a resumed run) traces it once."""
+    play = functools.partial(_play, env, Player("LBR's opponent", None, probs=probs), wp_samples=wp_samples)
+    d = num_deals
+    # game g: deal g % D, LBR in seat g // D (one vmap over all games: batching the loop
+    # body twice, once per nested vmap, doubled the trace time)
+    seat_of_game = jnp.asarray(np.repeat(np.arange(2, dtype=np.int32), d))
+    deal_of_game = np.tile(np.arange(d), 2)
+
+    @jax.jit
+    def run(params, key):
+        deal_key, play_key = rng.split(key, 2)
+        deals = rng.split(deal_key, d)[deal_of_game]
+        keys = rng.split(play_key, 2 * d)
+        won, steps = jax.vmap(lambda k_deal, seat, k: play(params, k_deal, seat, k))(deals, seat_of_game, keys)
+        return won.reshape(2, d), steps.reshape(2, d)
+
+    return run
+
+
 @dataclasses.dataclass(frozen=True)
 class LBRResult:
     """LBR's winnings against a policy, mbb per hand (the policy's exploitability lower bound
@@ -262,8 +285,8 @@ class LocalBestResponse:
     """``lbr(params, key) -> LBRResult``: LBR against ``bot`` (with ``params``) over
     ``num_deals`` deals, each played with LBR on the button and in the big blind.
 
-    Compiled once per (env, bot, num_deals, wp_samples); another key or other ``params`` do
-    not recompile."""
+    Compiled once per (env, bot's ``probs``, num_deals, wp_samples) and process; another key,
+    other ``params`` or another instance for the same bot do not recompile."""
 
     def __init__(self, env: Env, bot: Player, *, num_deals: int, wp_samples: int = DEFAULT_WP_SAMPLES):
         if isinstance(num_deals, bool) or not isinstance(num_deals, (int, np.integer)) or num_deals < 1:
@@ -273,23 +296,7 @@ class LocalBestResponse:
         if not isinstance(bot, Player) or bot.probs is None:
             raise ValueError(f"bot must be a Player with probs (bots.player_from_probs), got {bot!r}")
         self.env, self.bot, self.num_deals, self.wp_samples = env, bot, int(num_deals), wp_samples
-        play = functools.partial(_play, env, bot, wp_samples=wp_samples)
-
-        d = self.num_deals
-        # game g: deal g % D, LBR in seat g // D (one vmap over all games: batching the loop
-        # body twice, once per nested vmap, doubled the trace time)
-        seat_of_game = jnp.asarray(np.repeat(np.arange(2, dtype=np.int32), d))
-        deal_of_game = np.tile(np.arange(d), 2)
-
-        @jax.jit
-        def run(params, key):
-            deal_key, play_key = rng.split(key, 2)
-            deals = rng.split(deal_key, d)[deal_of_game]
-            keys = rng.split(play_key, 2 * d)
-            won, steps = jax.vmap(lambda k_deal, seat, k: play(params, k_deal, seat, k))(deals, seat_of_game, keys)
-            return won.reshape(2, d), steps.reshape(2, d)
-
-        self._run = run
+        self._run = _program(env, bot.probs, self.num_deals, wp_samples)
 
     def __call__(self, params: Any, key: PRNGKey) -> LBRResult:
         won, steps = self._run(params, key)

@@ -361,11 +361,11 @@ def deal(parts: Parts, carry: PPOCarry, k_opponents, k_games) -> tuple[Any, Seat
     """``(tables [G], games [G, E / G])``: each group's opponent for this update and its
     games, dealt to the learner's first decision."""
     G, E = parts.cfg.opponent_groups, parts.cfg.num_envs
-    tables = jax.vmap(lambda k: parts.choose_opponent(carry.pool, carry.params, k))(
-        jax.random.split(k_opponents, G))
+    tables = shard_batch(jax.vmap(lambda k: parts.choose_opponent(carry.pool, carry.params, k))(
+        jax.random.split(k_opponents, G)))
     reset = _per_group(jax.vmap(parts.wrapper.reset, in_axes=(None, 0)))
-    games = reset(shard_batch(tables), _grouped(parts, jax.random.split(k_games, E)))
-    return shard_batch(tables), shard_batch(games)
+    games = reset(tables, _grouped(parts, jax.random.split(k_games, E)))
+    return tables, shard_batch(games)
 
 
 def _decision_features(parts: Parts, games: Seat) -> tuple:

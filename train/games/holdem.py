@@ -51,6 +51,8 @@ GAME = "holdem"
 #: the default training anchors, the league's fixed players outside the lineage: table rows
 #: 0.. (the first, the call bot, at Elo 0); ``--anchors`` names others among the baselines
 ANCHORS = ("call", "allin", "random")
+#: the default share of the groups whose opponent is an anchor (``--anchor-fraction``)
+ANCHOR_FRACTION = 0.2
 #: the full preset's anchors: the equity bot too (train/holdem.py's PRESETS; docs/lab/holdem.md)
 FULL_ANCHORS = ANCHORS + ("equity",)
 #: the evaluation's baselines (the equity bot plays in training only when an anchor)
@@ -236,7 +238,7 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     and in the big blind), in batches of :data:`LBR_BATCH_DEALS` deals: ``{"mean", "ci95"}``
     mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``."""
     deals = hands // 2
-    lbr = _lbr_program(env, dataclasses.replace(agent, params=None), min(deals, LBR_BATCH_DEALS))
+    lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))   # compiled once a process
     won = []
     for i in range(-(-deals // lbr.num_deals)):
         won.append(lbr(params, jax.random.fold_in(key, i)).returns)        # chips [2, batch]
@@ -245,14 +247,6 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     mbb = functools.partial(bots_lib.to_mbb, big_blind=env.big_blind)
     return {"mean": float(mbb(pairs.mean())), "ci95": float(mbb(arena_lib.ci95(pairs))),
             "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals}
-
-
-@functools.lru_cache(maxsize=8)
-def _lbr_program(env, bot: Player, num_deals: int) -> LocalBestResponse:
-    """LBR's jitted program for ``bot`` over batches of ``num_deals`` deals, built once per
-    process: a run's LBR every few rounds, its final LBR and a run resumed in the same process
-    (a notebook, the tests) trace it once instead of at every call."""
-    return LocalBestResponse(env, bot, num_deals=num_deals)
 
 
 def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
