@@ -33,11 +33,13 @@ TINY = {
     # the Q♠ predictor alone, really evaluated against PIE, the rule bot and random (the combined
     # run with its stages is tests/train/test_train_hearts.py's, its stages' evaluations stood in
     # for); the hand against the rule bot with PIMC over 2 worlds, not the run's default 20 (the
-    # cell took 12 s, 7 s with 2, on a 2-core Zen 4)
+    # cell took 12 s, 7 s with 2, on a 2-core Zen 4). Its kernel compiles with JAX's optimisations
+    # (the suite's fast compiles, tests/conftest.py, off): its matches of trick searches run for
+    # longer than those compiles save (the test 46 s against 55 s, on a 2-core Zen 4)
     "hearts.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
                      "--predictor qs --feature-sizes 1 --hearts-feature-sizes 1 --max-active 4 --stage-rounds 1 --rounds 1 "
                      "--updates-per-round 1 --games-per-update 2 --top-qs 20 --top-hearts 20 --eval-deals 2 "
-                     "--final-eval-deals 2 --worlds 2"},
+                     "--final-eval-deals 2 --worlds 2", "JAX_DISABLE_MOST_OPTIMIZATIONS": "0"},
 }
 
 

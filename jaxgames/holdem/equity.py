@@ -6,6 +6,8 @@ for the cards not dealt yet. Everything here is jittable and batches with ``vmap
 * :func:`equity` — a hand's share of the pot at a showdown against a uniformly random hand:
   ``P(win) + P(tie) / 2`` with the opponent's two cards and the rest of the board drawn
   uniformly from the cards the hand's owner has not seen (``num_samples`` draws).
+* :func:`showdown_expectation` — two known hands' expected showdown result, the rest of the
+  board completed at random: an all-in's value without the luck of the cards to come.
 * :func:`showdown_scores` / :func:`win_probability` — one hand against every one of the
   :data:`NUM_HANDS` = 1,326 possible hole-card pairs (a range: a weight per pair), the board
   completed ``num_samples`` times at random: what local best response (``lbr.py``) needs.
@@ -76,6 +78,26 @@ def equity(hole: Array, board: Array, key: jax.Array, *, num_samples: int) -> Ar
     theirs = hand_eval.evaluate(jnp.concatenate([drawn[:, :2], full], -1))
     score = (mine > theirs).astype(jnp.float32) + 0.5 * (mine == theirs).astype(jnp.float32)
     return score.mean()
+
+
+def showdown_expectation(holes: Array, board: Array, key: jax.Array, *, num_samples: int) -> Array:
+    """float32 []: seat 0's expected showdown result (+1 win, -1 loss, 0 split) with both
+    seats' hole cards ``holes`` int [2, 2] known, the board int [5] (-1 = not dealt) completed
+    ``num_samples`` times from the cards neither seat holds nor the board shows. Unbiased for
+    the result over the board still to come (standard error at most ``1 / sqrt(num_samples)``);
+    with a complete board every sample is the board itself, so the result is exact. What an
+    all-in before the river is worth, the luck of the cards still to come taken out: the
+    all-in adjustment of poker evaluations (``lbr.py``)."""
+    if not isinstance(num_samples, int) or num_samples < 1:
+        raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
+    holes = jnp.asarray(holes).astype(jnp.int32)
+    board = jnp.asarray(board).astype(jnp.int32)
+    known = card_set(jnp.concatenate([holes.reshape(4), board]))
+    words = rng.random_words(key, num_samples * 5).reshape(num_samples, 5)
+    full = complete_board(board, draw_cards(words, known, unroll=True))   # [S, 5]
+    values = [hand_eval.evaluate(jnp.concatenate([jnp.broadcast_to(holes[s], (num_samples, 2)), full], -1))
+              for s in range(2)]
+    return jnp.sign(values[0] - values[1]).astype(jnp.float32).mean()
 
 
 def showdown_scores(hole: Array, board: Array, key: jax.Array, *, num_samples: int) -> tuple[Array, Array]:

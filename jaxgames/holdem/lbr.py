@@ -47,18 +47,24 @@ from jaxgames.arena import ci95
 from jaxgames.core import Env, PRNGKey, State
 from jaxgames.holdem import betting
 from jaxgames.holdem.bots import sample_action, to_mbb
-from jaxgames.holdem.equity import HAND_INDEX, HOLE_PAIRS, NUM_HANDS, blocked_hands, showdown_scores, win_probability
-from jaxgames.holdem.game import showdown_result
+from jaxgames.holdem.cards import BOARD_VISIBLE
+from jaxgames.holdem.equity import (HAND_INDEX, HOLE_PAIRS, NUM_HANDS, blocked_hands, showdown_expectation,
+                                    showdown_scores, win_probability)
+from jaxgames.holdem.game import RIVER, SHOWDOWN, showdown_result
 from jaxgames.player import Player
 
 Array = jax.Array
 
-__all__ = ["LBRResult", "LocalBestResponse", "RAISES", "hand_probs", "lbr_decision", "normalize",
+__all__ = ["LBRResult", "LocalBestResponse", "RAISES", "allin_adjusted", "hand_probs", "lbr_decision", "normalize",
            "prior_range", "update_range", "utilities", "with_hole_cards"]
 
 #: LBR's raises, in candidate order: ½, ¾, 1, 1½, 2 pots and all-in
 RAISES = tuple(range(betting.RAISE_HALF, betting.ALL_IN + 1))
 DEFAULT_WP_SAMPLES = 128
+#: board completions that value an all-in before the river (:func:`allin_adjusted`): the
+#: estimate's own error, at most 1/32 of the contested chips a hand, is small beside the
+#: cards' luck it takes out (all or nothing)
+ALLIN_SAMPLES = 1024
 
 
 # -- the range ------------------------------------------------------------------------------------
@@ -192,9 +198,28 @@ def lbr_decision(env: Env, bot: Player, params: Any, state: State, hand_range: A
 # -- the games ---------------------------------------------------------------------------------------
 
 
+def allin_adjusted(state: State, seat: Array, won: Array, key: PRNGKey) -> Array:
+    """float32 []: ``seat``'s chips ``won`` in the finished hand ``state``, or, where the hand
+    went to a showdown after an all-in before the river, what the all-in was worth: the
+    contested chips times ``seat``'s expected showdown result over the board still to come
+    (:func:`equity.showdown_expectation`, :data:`ALLIN_SAMPLES` completions). Both have the
+    same expectation given the cards seen when the betting stopped; the second leaves out the
+    luck of the cards dealt after it, the largest swings of a deep-stacked hand. This is the
+    all-in adjustment poker evaluations use (the simplest case of AIVAT, Burch et al. 2018)."""
+    last_street = state.history[jnp.maximum(state.step_count - 1, 0), 2].astype(jnp.int32)
+    early = state.terminated & (state.street == SHOWDOWN) & (last_street < RIVER)
+    visible = jnp.asarray(BOARD_VISIBLE)[jnp.clip(last_street, 0, RIVER)]
+    deck = state.deck.astype(jnp.int32)
+    board = jnp.where(jnp.arange(5) < visible, deck[4:9], -1)
+    seat0 = showdown_expectation(deck[:4].reshape(2, 2), board, key, num_samples=ALLIN_SAMPLES)
+    worth = seat0 * jnp.minimum(state.committed[0], state.committed[1]).astype(jnp.float32)
+    return jnp.where(early, jnp.where(seat == 0, worth, -worth), won)
+
+
 def _play(env: Env, bot: Player, params: Any, deal_key: PRNGKey, lbr_seat: Array, key: PRNGKey,
-          wp_samples: int) -> tuple[Array, Array]:
-    """One hand, LBR in ``lbr_seat``: (LBR's chips won float32 [], actions played int32 [])."""
+          wp_samples: int) -> tuple[Array, Array, Array]:
+    """One hand, LBR in ``lbr_seat``: (LBR's chips won float32 [], the same all-in adjusted
+    float32 [] (:func:`allin_adjusted`), actions played int32 [])."""
     state = env.init(deal_key)
     lbr_seat = jnp.asarray(lbr_seat, jnp.int32)
     bot_seat = 1 - lbr_seat
@@ -234,13 +259,14 @@ def _play(env: Env, bot: Player, params: Any, deal_key: PRNGKey, lbr_seat: Array
         return state, hand_range, k, won + state.rewards[lbr_seat], t + 1
 
     init = (state, start_range, key, jnp.float32(0), jnp.int32(0))
-    _, _, _, won, steps = jax.lax.while_loop(cond, body, init)
-    return won, steps
+    final, _, _, won, steps = jax.lax.while_loop(cond, body, init)
+    # its own stream: the hand's play (and so the unadjusted result) is the same as without it
+    return won, allin_adjusted(final, lbr_seat, won, jax.random.fold_in(key, 0xA11)), steps
 
 
 @functools.lru_cache(maxsize=16)
 def _program(env: Env, probs, num_deals: int, wp_samples: int):
-    """``run(params, key) -> (won [2, D], steps [2, D])``, jitted: one per (env, policy's
+    """``run(params, key) -> (won [2, D], all-in adjusted [2, D], steps [2, D])``, jitted: one per (env, policy's
     ``probs``, deals, samples) and process, so every :class:`LocalBestResponse` of the same
     policy (a run's LBR every few rounds, its final one, a resumed run) traces it once."""
     play = functools.partial(_play, env, Player("LBR's opponent", None, probs=probs), wp_samples=wp_samples)
@@ -255,8 +281,9 @@ def _program(env: Env, probs, num_deals: int, wp_samples: int):
         deal_key, play_key = rng.split(key, 2)
         deals = rng.split(deal_key, d)[deal_of_game]
         keys = rng.split(play_key, 2 * d)
-        won, steps = jax.vmap(lambda k_deal, seat, k: play(params, k_deal, seat, k))(deals, seat_of_game, keys)
-        return won.reshape(2, d), steps.reshape(2, d)
+        won, adjusted, steps = jax.vmap(lambda k_deal, seat, k: play(params, k_deal, seat, k))(
+            deals, seat_of_game, keys)
+        return won.reshape(2, d), adjusted.reshape(2, d), steps.reshape(2, d)
 
     return run
 
@@ -271,6 +298,9 @@ class LBRResult:
     seat_mean: np.ndarray    # float64 [2]  LBR on the button (seat 0), in the big blind (seat 1)
     seat_ci95: np.ndarray    # float64 [2]
     returns: np.ndarray      # float32 [2, D]  LBR's chips per hand: [LBR's seat, deal]
+    allin_mean: float        # mbb/hand, both seats, all-in adjusted (allin_adjusted): the same expectation
+    allin_ci95: float        # its 95% interval's half-width, over deals
+    allin_returns: np.ndarray  # float32 [2, D]  LBR's chips per hand, all-in adjusted
     steps: np.ndarray        # int32 [2, D]  actions per hand
     num_deals: int
     num_hands: int           # 2 * num_deals
@@ -278,7 +308,8 @@ class LBRResult:
     def __str__(self) -> str:
         return (f"LBR wins {self.mean:+.0f} ± {self.ci95:.0f} mbb/hand over {self.num_hands} hands "
                 f"(button {self.seat_mean[0]:+.0f} ± {self.seat_ci95[0]:.0f}, big blind "
-                f"{self.seat_mean[1]:+.0f} ± {self.seat_ci95[1]:.0f})")
+                f"{self.seat_mean[1]:+.0f} ± {self.seat_ci95[1]:.0f}; all-in adjusted "
+                f"{self.allin_mean:+.0f} ± {self.allin_ci95:.0f})")
 
 
 class LocalBestResponse:
@@ -299,11 +330,13 @@ class LocalBestResponse:
         self._run = _program(env, bot.probs, self.num_deals, wp_samples)
 
     def __call__(self, params: Any, key: PRNGKey) -> LBRResult:
-        won, steps = self._run(params, key)
+        won, adjusted, steps = self._run(params, key)
         won = np.asarray(won, np.float64)                       # [2, D]
+        adjusted = np.asarray(adjusted, np.float64)
         bb = self.env.big_blind
-        pairs = won.sum(0) / 2
+        pairs, adjusted_pairs = won.sum(0) / 2, adjusted.sum(0) / 2
         return LBRResult(mean=float(to_mbb(pairs.mean(), bb)), ci95=float(to_mbb(ci95(pairs), bb)),
                          seat_mean=to_mbb(won.mean(1), bb), seat_ci95=to_mbb(np.array([ci95(w) for w in won]), bb),
-                         returns=won.astype(np.float32), steps=np.asarray(steps), num_deals=self.num_deals,
-                         num_hands=2 * self.num_deals)
+                         returns=won.astype(np.float32), allin_mean=float(to_mbb(adjusted_pairs.mean(), bb)),
+                         allin_ci95=float(to_mbb(ci95(adjusted_pairs), bb)), allin_returns=adjusted.astype(np.float32),
+                         steps=np.asarray(steps), num_deals=self.num_deals, num_hands=2 * self.num_deals)

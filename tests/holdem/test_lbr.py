@@ -2,7 +2,9 @@
 button, where LBR raises and the policy folds, 500 in the big blind, where the policy folds at
 once), a large win against always-call, the range's Bayes update on hand-made hands, the
 showdown scores against eval7 on the river, the utilities against the paper's formulas in
-NumPy, LBR's choice in hand-made spots, and no recompiles (one compiled LBR serves both bots).
+NumPy, LBR's choice in hand-made spots, no recompiles (one compiled LBR serves both bots), and
+the all-in adjustment: an all-in before the river valued at its expected showdown result
+(against eval7 over the boards still to come), every other hand left as played.
 """
 
 from __future__ import annotations
@@ -46,6 +48,67 @@ def test_always_fold_loses_750_mbb_per_hand(results):
     np.testing.assert_array_equal(r.returns[1], 50.0)
     np.testing.assert_array_equal(r.seat_mean, [1000.0, 500.0])
     np.testing.assert_array_equal(r.steps, [[2] * DEALS, [1] * DEALS])
+
+
+def test_the_all_in_adjustment_changes_no_hand_without_a_showdown(results):
+    # against always-fold no hand reaches a showdown: the adjusted results are the results
+    np.testing.assert_array_equal(results["fold"].allin_returns, results["fold"].returns)
+    assert results["fold"].allin_mean == results["fold"].mean
+
+
+_allin_adjusted = jax.jit(L.allin_adjusted)
+
+
+def _eval7_expectation(holes, board, rng, samples=None) -> float:
+    """Seat 0's expected showdown result (+1, 0, -1) over the boards still to come, by eval7:
+    every completion, or ``samples`` random ones."""
+    import itertools
+    seen = set(holes[0] + holes[1] + board)
+    rest = [c for c in range(52) if c not in seen]
+    need = 5 - len(board)
+    boards = (itertools.combinations(rest, need) if samples is None
+              else (rng.choice(rest, need, replace=False) for _ in range(samples)))
+    results = []
+    for more in boards:
+        full = [_EV7[c] for c in board + list(more)]
+        mine, theirs = (eval7.evaluate([_EV7[c] for c in h] + full) for h in holes)
+        results.append(np.sign(mine - theirs))
+    return float(np.mean(results))
+
+
+@pytest.mark.parametrize("street", ["preflop", "flop", "turn"])
+def test_an_all_in_before_the_river_counts_its_expected_value(street):
+    holes = (parse_cards("As Ad"), parse_cards("Kh Kc"))
+    board = parse_cards("Qs 7d 2c 9h 4s")
+    state = _deal(deck_from(*holes, board), 0)
+    checks = {"preflop": (), "flop": (betting.CALL, betting.CHECK),
+              "turn": (betting.CALL, betting.CHECK, betting.CHECK, betting.CHECK)}[street]
+    for a in checks + (betting.ALL_IN, betting.CALL):
+        state = _step(state, jnp.int32(a))
+    assert bool(state.terminated) and int(state.street) == 4 and int(state.committed[0]) == 20_000
+    seen = {"preflop": 0, "flop": 3, "turn": 4}[street]
+    exact = _eval7_expectation(holes, board[:seen], np.random.default_rng(0),
+                               samples=20_000 if street == "preflop" else None)
+    for seat in (0, 1):
+        won = state.rewards[seat]
+        adjusted = float(_allin_adjusted(state, jnp.int32(seat), won, jax.random.key(seat)))
+        # L.ALLIN_SAMPLES completions: a standard error of at most 1/32 of the contested chips
+        assert abs(adjusted / 20_000 - (exact if seat == 0 else -exact)) < 0.15, (street, seat, adjusted, exact)
+        assert adjusted != float(won)   # the real board (a K-less run-out: +20,000 to seat 0) is not what counts
+
+
+def test_a_hand_checked_to_the_river_or_folded_counts_as_played():
+    holes = (parse_cards("As Ad"), parse_cards("Kh Kc"))
+    state = _deal(deck_from(*holes, parse_cards("Qs 7d 2c 9h 4s")), 0)
+    folded = _step(state, jnp.int32(betting.FOLD))
+    for a in (betting.CALL, betting.CHECK) + (betting.CHECK, betting.CHECK) * 2 + (betting.ALL_IN, betting.CALL):
+        state = _step(state, jnp.int32(a))    # all-in on the river: the board is complete
+    for done in (folded, state):
+        assert bool(done.terminated)
+        for seat in (0, 1):
+            assert float(_allin_adjusted(done, jnp.int32(seat), done.rewards[seat], jax.random.key(0))) == float(
+                done.rewards[seat])
+    assert float(state.rewards[0]) == 20_000
 
 
 def test_lbr_beats_always_call_by_a_lot(results):

@@ -42,6 +42,8 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
         assert set(saved[f"mbb_vs_{name}"]) == {"mean", "ci95"}
     for k in ("lbr_mbb", "lbr_mbb_equity_bot", "lbr_mbb_random_bot"):   # the yardsticks: the same run's
         assert set(saved[k]) == {"mean", "ci95"}, k
+        adjusted = k.replace("lbr_mbb", "lbr_mbb_allin_adjusted")          # and the same hands all-in adjusted
+        assert set(saved[adjusted]) == {"mean", "ci95"}, adjusted
     # always-fold loses its blinds: the agent wins between 0 and 1,000 mbb/hand against it
     assert 0 < saved["mbb_vs_fold"]["mean"] <= 1000
     assert saved["hands_trained"] > 0 and saved["decisions_trained"] == 2 * 2 * 16 * 4
@@ -49,7 +51,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     assert [r["round"] for r in rows] == [1, 2] and [r["generation"] for r in rows] == [0, 1]
     assert rows[-1]["hands"] == saved["hands_trained"]
     report = (run / "report.md").read_text()
-    assert "Local best response" in report and "against the equity bot" in report
+    assert "Local best response" in report and "against the equity bot" in report and "all-in adjusted" in report
     assert "the plain clipped PPO loss" in report   # the presets' loss (docs/lab/holdem.md)
     assert "## The first decision of a hand" in report and "| opens in the small blind |" in report
     assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
@@ -69,7 +71,7 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
     # LBR's figures come back exact), so the summary has none
     again = holdem_train.main(base + ["--run-name", "whole", "--resume", "--lbr-hands", "0"])
     lbr_keys = {k for k in whole if k.startswith("lbr_mbb")}
-    assert len(lbr_keys) == 3 and not lbr_keys & set(again) and again["lbr_hands"] == 0
+    assert len(lbr_keys) == 6 and not lbr_keys & set(again) and again["lbr_hands"] == 0
     assert ({k: v for k, v in again.items() if k not in ("seconds", "lbr_hands")}
             == {k: v for k, v in whole.items() if k not in lbr_keys | {"seconds", "lbr_hands"}})
     assert strip(read_rows(run)) == strip(rows)

@@ -236,17 +236,22 @@ LBR_BATCH_DEALS = 32
 def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     """LBR's winnings against the agent over ``hands`` hands (each deal with LBR on the button
     and in the big blind), in batches of :data:`LBR_BATCH_DEALS` deals: ``{"mean", "ci95"}``
-    mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``."""
+    mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``, and
+    ``"allin"``: ``{"mean", "ci95"}`` of the same hands all-in adjusted (``lbr.allin_adjusted``)."""
     deals = hands // 2
     lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))   # compiled once a process
-    won = []
+    won, adjusted = [], []
     for i in range(-(-deals // lbr.num_deals)):
-        won.append(lbr(params, jax.random.fold_in(key, i)).returns)        # chips [2, batch]
+        r = lbr(params, jax.random.fold_in(key, i))
+        won.append(r.returns)                                               # chips [2, batch]
+        adjusted.append(r.allin_returns)
     won = np.concatenate(won, axis=1)[:, :deals].astype(np.float64)
     pairs = won.sum(0) / 2
+    adjusted_pairs = np.concatenate(adjusted, axis=1)[:, :deals].astype(np.float64).sum(0) / 2
     mbb = functools.partial(bots_lib.to_mbb, big_blind=env.big_blind)
     return {"mean": float(mbb(pairs.mean())), "ci95": float(mbb(arena_lib.ci95(pairs))),
-            "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals}
+            "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals,
+            "allin": {"mean": float(mbb(adjusted_pairs.mean())), "ci95": float(mbb(arena_lib.ci95(adjusted_pairs)))}}
 
 
 def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
@@ -341,11 +346,13 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
             lbr = local_best_response(env, agent, params, jax.random.fold_in(eval_key, 2**31 - 3),
                                       hands=config.lbr_hands)
             summary["lbr_mbb"] = {"mean": lbr["mean"], "ci95": lbr["ci95"]}
+            summary["lbr_mbb_allin_adjusted"] = lbr["allin"]
             lbr["bots"] = {}
             for name in LBR_REFERENCE_BOTS:   # the same deals (key) as the agent's
                 r = local_best_response(env, bots_lib.make_bot(env, name), None,
                                         jax.random.fold_in(eval_key, 2**31 - 3), hands=config.lbr_hands)
                 summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
+                summary[f"lbr_mbb_allin_adjusted_{name}_bot"] = r["allin"]
                 lbr["bots"][name] = r
         # how the agent plays, beside how much it wins: two of the three full-preset agents that
         # lost to the equity bot had collapsed to one preflop line whatever their cards
@@ -440,7 +447,12 @@ def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
                  f"over {lbr['hands']:,} hands (LBR on the button {lbr['seat_mean'][0]:+,.0f}, in the big blind "
                  f"{lbr['seat_mean'][1]:+,.0f}); lower is less exploitable. For scale, LBR over the same deals "
                  "wins " + " and ".join(f"{r['mean']:+,.0f} ± {r['ci95']:,.0f} against the {name} bot"
-                                        for name, r in lbr["bots"].items()) + ".\n")
+                                        for name, r in lbr["bots"].items()) + ".\n"
+                 f"\nThe same hands all-in adjusted (an all-in before the river counted at its expected value "
+                 f"over the board still to come: the same expectation, less of the cards' luck): "
+                 f"**{lbr['allin']['mean']:+,.0f} ± {lbr['allin']['ci95']:,.0f}** against the agent, "
+                 + " and ".join(f"{r['allin']['mean']:+,.0f} ± {r['allin']['ci95']:,.0f} against the {name} bot"
+                                for name, r in lbr["bots"].items()) + ".\n")
     text += ("\n## The first decision of a hand\n\nThe agent's probabilities over "
              f"{PROFILE_DEALS:,} random deals, and for the strongest and the weakest fifth of them "
              "(preflop equity against a random hand): a sound player raises more and folds less with strong cards; "
