@@ -59,21 +59,24 @@ def lbr_value(env, bot, deals: int, chunk: int, seed: int, wp_samples: int) -> t
     """LBR against ``bot`` over ``deals`` deals in chunks of ``chunk`` (one compile), pooled."""
     chunk = min(chunk, deals)
     runner = L.LocalBestResponse(env, bot, num_deals=chunk, wp_samples=wp_samples)
-    won, steps = [], []
+    won, adjusted, steps = [], [], []
     t = time.perf_counter()
     for c in range(-(-deals // chunk)):
         part = runner(None, jax.random.key(seed * 7919 + c))
         won.append(part.returns)
+        adjusted.append(part.allin_returns)
         steps.append(part.steps)
     seconds = time.perf_counter() - t
     won = np.concatenate(won, axis=1)[:, :deals].astype(np.float64)
+    adjusted = np.concatenate(adjusted, axis=1)[:, :deals].astype(np.float64)
     steps = np.concatenate(steps, axis=1)[:, :deals]
     bb = env.big_blind
-    pairs = won.sum(0) / 2
+    pairs, adjusted_pairs = won.sum(0) / 2, adjusted.sum(0) / 2
     return L.LBRResult(mean=float(B.to_mbb(pairs.mean(), bb)), ci95=float(B.to_mbb(ci95(pairs), bb)),
                        seat_mean=B.to_mbb(won.mean(1), bb), seat_ci95=B.to_mbb(np.array([ci95(w) for w in won]), bb),
-                       returns=won.astype(np.float32), steps=steps,
-                       num_deals=deals, num_hands=2 * deals), seconds
+                       returns=won.astype(np.float32), allin_mean=float(B.to_mbb(adjusted_pairs.mean(), bb)),
+                       allin_ci95=float(B.to_mbb(ci95(adjusted_pairs), bb)), allin_returns=adjusted.astype(np.float32),
+                       steps=steps, num_deals=deals, num_hands=2 * deals), seconds
 
 
 def equity_throughput(num_hands: int, samples: int, repeats: int = 3) -> tuple[float, float]:
@@ -154,7 +157,7 @@ def main(argv: list[str] | None = None) -> dict:
         lbr[n] = res
         print(f"  {n:<8} {res.mean:>+10,.0f} ± {res.ci95:>6,.0f}   button {res.seat_mean[0]:>+10,.0f} ± "
               f"{res.seat_ci95[0]:>6,.0f}   big blind {res.seat_mean[1]:>+10,.0f} ± {res.seat_ci95[1]:>6,.0f}   "
-              f"{res.num_hands:,} hands ({res.steps.mean():.1f} actions each), {seconds:.0f} s "
+              f"all-in adjusted {res.allin_mean:>+10,.0f} ± {res.allin_ci95:>6,.0f}   {res.num_hands:,} hands ({res.steps.mean():.1f} actions each), {seconds:.0f} s "
               f"({res.num_hands / seconds:,.1f} hands/s with the compile)")
 
     ours, peer = equity_throughput(num_hands=1024, samples=1000)

@@ -29,7 +29,9 @@ Everything is one jitted program: each game is a ``lax.while_loop`` whose carry 
 state, the range and the returns (``jaxgames.rollout`` plays stateless policies; LBR carries a
 range), and the games are ``vmap``-ed. Each deal is played twice, LBR on the button and in
 the big blind with the same cards dealt to the same seats (duplicate), and the interval is
-over deals. docs/holdem_eval.md has the measured values.
+over deals. Beside the winnings as played, the same hands all-in adjusted
+(:func:`allin_adjusted`): the same expectation, less of the luck of the cards dealt after an
+all-in. docs/holdem_eval.md has the measured values.
 """
 
 from __future__ import annotations

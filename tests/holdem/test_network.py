@@ -4,6 +4,8 @@ source's from shapes alone), and the network on real encoded observations."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,7 +20,13 @@ NETS = {tower: N.make_network(tower=tower) for tower in N.TOWERS}
 # Jitted once per module.
 INIT = {tower: jax.jit(lambda key, net=net: N.init_params(net, key)) for tower, net in NETS.items()}
 APPLY = {tower: jax.jit(net.apply) for tower, net in NETS.items()}
-PARAMS = {tower: INIT[tower](jax.random.key(0)) for tower in N.TOWERS}
+
+
+@functools.cache
+def params_of(tower: str):
+    """The tower's parameters, made on first use rather than at import: every pytest-xdist
+    worker imports every test module to collect it, and this init took 4 s of that."""
+    return INIT[tower](jax.random.key(0))
 
 
 def random_inputs(seed: int = 0, batch: int = B):
@@ -33,7 +41,7 @@ def random_inputs(seed: int = 0, batch: int = B):
 @pytest.mark.parametrize("tower", N.TOWERS)
 def test_shapes_and_illegal_actions_get_probability_zero(tower):
     cards, actions, legal = random_inputs()
-    logits, value = APPLY[tower](PARAMS[tower], cards, actions, legal)
+    logits, value = APPLY[tower](params_of(tower), cards, actions, legal)
     assert logits.shape == (B, 9) and logits.dtype == jnp.float32
     assert value.shape == (B,) and value.dtype == jnp.float32
     logits, value, legal = np.asarray(logits), np.asarray(value), np.asarray(legal)
@@ -52,7 +60,7 @@ def test_the_towers_have_separate_weights(tower):
     """Each tower's features depend on its own weights only: the gradient of the card
     features with respect to the action tower is zero, and the other way round (shared
     weights would give both a gradient). The towers have the same shape past their inputs."""
-    net, params = NETS[tower], PARAMS[tower]
+    net, params = NETS[tower], params_of(tower)
     cards, actions, _ = random_inputs(1)
 
     def features(p, which):
@@ -72,8 +80,8 @@ def test_the_towers_have_separate_weights(tower):
 
 
 def test_sizes_and_parameter_counts():
-    small = N.param_count(PARAMS["dense"])
-    assert small == 219_146 and 100_000 <= N.param_count(PARAMS["conv"]) <= 300_000
+    small = N.param_count(params_of("dense"))
+    assert small == 219_146 and 100_000 <= N.param_count(params_of("conv")) <= 300_000
     # the source's scale, from shapes alone (no initialisation)
     shapes = N.param_shapes(N.make_network("source"))
     total, split = N.param_count(shapes), N.param_breakdown(shapes)
@@ -95,7 +103,7 @@ def test_on_encoded_observations():
     states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(3), B))
     obs = jax.vmap(env.observe)(states, states.current_player)
     cards, actions = jax.jit(jax.vmap(E.encode))(obs)
-    logits, value = APPLY["dense"](PARAMS["dense"], cards, actions, states.legal_action_mask)
+    logits, value = APPLY["dense"](params_of("dense"), cards, actions, states.legal_action_mask)
     probs = np.asarray(jax.nn.softmax(logits))
     assert (probs[~np.asarray(states.legal_action_mask)] == 0).all() and value.shape == (B,)
     # different hole cards, different outputs
