@@ -127,11 +127,13 @@ PRESETS = {
     # a 2-core Zen 5, leaving room for CPUs at a third of its speed
     "quick": Config(rounds=25, updates_per_round=20, learner=PLAIN_PPO),
     # 100 rounds of 50 updates (about 12-13 M hands), the final evaluation over 50,000 deals a
-    # baseline (100,000 hands) and LBR over 1,024 hands: the issue's bars. The equity bot is a
+    # baseline (100,000 hands) and LBR over 4,096 hands (the issue asks for at least 1,024; the
+    # all-in adjusted interval over 4,096 is what tells the agent from the bots, about 17 min
+    # of the run on a 2-core Zen 4: docs/lab/holdem.md): the issue's bars. The equity bot is a
     # fourth anchor: without it every configuration measured (the loss, an annealed rate, more
     # anchor games, a larger entropy bonus) lost to it on one seed of two; with it both seeds
     # beat it, and LBR, which training never meets, is the held-out measure (docs/lab/holdem.md)
-    "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=1_024,
+    "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=4_096,
                    lbr_every=10, anchors=",".join(lib.FULL_ANCHORS), learner=PLAIN_PPO),
 }
 
