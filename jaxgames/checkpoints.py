@@ -353,11 +353,12 @@ def _quiet_orbax() -> Iterator[None]:
 
 
 class _UnretrievedReads(logging.Filter):
-    """Drops asyncio's "Future exception was never retrieved" for a failed tensorstore read."""
+    """Drops asyncio's "Future (or Task) exception was never retrieved" for a failed
+    tensorstore read."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (message.startswith("Future exception was never retrieved")
+        return not (message.startswith(("Future exception was never retrieved", "Task exception was never retrieved"))
                     and any(word in message for word in ("tensorstore", "OCDBT", "zarr")))
 
 
@@ -368,8 +369,8 @@ def _drop_stragglers() -> None:
     """When orbax fails to read damaged files, the reads it still has in flight finish on an
     event loop it has closed, and each reports ``RuntimeError: Event loop is closed`` through
     ``sys.unraisablehook`` (a traceback on stderr, at any later time); a failed read whose
-    future nobody awaited is logged by asyncio as "Future exception was never retrieved" when
-    it is collected (seen once in a fresh-clone suite run: an extra stderr line). Noise around
+    future or task nobody awaited is logged by asyncio as "Future (Task) exception was never
+    retrieved" when it is collected (seen in fresh-clone suite runs: an extra stderr line). Noise around
     the clear error raised here. Installed before orbax is called; drops exactly those reports
     and passes every other one on."""
     asyncio_logger = logging.getLogger("asyncio")

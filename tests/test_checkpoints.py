@@ -115,10 +115,11 @@ def test_damaged_arrays_are_a_named_error(run, caplog):
     assert "\n" not in str(e.value) and isinstance(e.value, ValueError)
     # a failed read's future collected unawaited: asyncio's report of it is dropped (it came
     # out as a second stderr line of the play CLI once), any other asyncio error is not
-    unretrieved = "Future exception was never retrieved\nfuture: <Future finished exception={}>"
+    unretrieved = "{0} exception was never retrieved\nfuture: <{0} finished exception={1}>"
     with caplog.at_level(logging.ERROR, logger="asyncio"):
-        logging.getLogger("asyncio").error(unretrieved.format("ValueError('Error opening \"zarr\" driver')"))
-        logging.getLogger("asyncio").error(unretrieved.format("KeyError('other')"))
+        for kind in ("Future", "Task"):
+            logging.getLogger("asyncio").error(unretrieved.format(kind, "ValueError('Error opening \"zarr\" driver')"))
+        logging.getLogger("asyncio").error(unretrieved.format("Future", "KeyError('other')"))
     assert [r.getMessage().splitlines()[1] for r in caplog.records] == [
         "future: <Future finished exception=KeyError('other')>"]
 
