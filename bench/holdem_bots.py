@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.arena import ci95
 from jaxgames.holdem import Holdem, bots as B, equity as E, lbr as L
 
 
@@ -59,24 +58,10 @@ def lbr_value(env, bot, deals: int, chunk: int, seed: int, wp_samples: int) -> t
     """LBR against ``bot`` over ``deals`` deals in chunks of ``chunk`` (one compile), pooled."""
     chunk = min(chunk, deals)
     runner = L.LocalBestResponse(env, bot, num_deals=chunk, wp_samples=wp_samples)
-    won, adjusted, steps = [], [], []
     t = time.perf_counter()
-    for c in range(-(-deals // chunk)):
-        part = runner(None, jax.random.key(seed * 7919 + c))
-        won.append(part.returns)
-        adjusted.append(part.allin_returns)
-        steps.append(part.steps)
+    parts = [runner(None, jax.random.key(seed * 7919 + c)) for c in range(-(-deals // chunk))]
     seconds = time.perf_counter() - t
-    won = np.concatenate(won, axis=1)[:, :deals].astype(np.float64)
-    adjusted = np.concatenate(adjusted, axis=1)[:, :deals].astype(np.float64)
-    steps = np.concatenate(steps, axis=1)[:, :deals]
-    bb = env.big_blind
-    pairs, adjusted_pairs = won.sum(0) / 2, adjusted.sum(0) / 2
-    return L.LBRResult(mean=float(B.to_mbb(pairs.mean(), bb)), ci95=float(B.to_mbb(ci95(pairs), bb)),
-                       seat_mean=B.to_mbb(won.mean(1), bb), seat_ci95=B.to_mbb(np.array([ci95(w) for w in won]), bb),
-                       returns=won.astype(np.float32), allin_mean=float(B.to_mbb(adjusted_pairs.mean(), bb)),
-                       allin_ci95=float(B.to_mbb(ci95(adjusted_pairs), bb)), allin_returns=adjusted.astype(np.float32),
-                       steps=steps, num_deals=deals, num_hands=2 * deals), seconds
+    return L.pooled(parts, deals, env.big_blind), seconds
 
 
 def equity_throughput(num_hands: int, samples: int, repeats: int = 3) -> tuple[float, float]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -57,8 +57,8 @@ from jaxgames.player import Player
 
 Array = jax.Array
 
-__all__ = ["LBRResult", "LocalBestResponse", "RAISES", "allin_adjusted", "hand_probs", "lbr_decision", "normalize",
-           "prior_range", "update_range", "utilities", "with_hole_cards"]
+__all__ = ["LBRResult", "LocalBestResponse", "RAISES", "allin_adjusted", "hand_probs", "lbr_decision", "lbr_result",
+           "normalize", "pooled", "prior_range", "update_range", "utilities", "with_hole_cards"]
 
 #: LBR's raises, in candidate order: ½, ¾, 1, 1½, 2 pots and all-in
 RAISES = tuple(range(betting.RAISE_HALF, betting.ALL_IN + 1))
@@ -333,12 +333,28 @@ class LocalBestResponse:
 
     def __call__(self, params: Any, key: PRNGKey) -> LBRResult:
         won, adjusted, steps = self._run(params, key)
-        won = np.asarray(won, np.float64)                       # [2, D]
-        adjusted = np.asarray(adjusted, np.float64)
-        bb = self.env.big_blind
-        pairs, adjusted_pairs = won.sum(0) / 2, adjusted.sum(0) / 2
-        return LBRResult(mean=float(to_mbb(pairs.mean(), bb)), ci95=float(to_mbb(ci95(pairs), bb)),
-                         seat_mean=to_mbb(won.mean(1), bb), seat_ci95=to_mbb(np.array([ci95(w) for w in won]), bb),
-                         returns=won.astype(np.float32), allin_mean=float(to_mbb(adjusted_pairs.mean(), bb)),
-                         allin_ci95=float(to_mbb(ci95(adjusted_pairs), bb)), allin_returns=adjusted.astype(np.float32),
-                         steps=np.asarray(steps), num_deals=self.num_deals, num_hands=2 * self.num_deals)
+        return lbr_result(won, adjusted, steps, self.env.big_blind)
+
+
+def lbr_result(won: Any, adjusted: Any, steps: Any, big_blind: int) -> LBRResult:
+    """The :class:`LBRResult` of LBR's hands: its chips as played and all-in adjusted, float
+    [2, D] ([LBR's seat, deal]), and the actions of each hand, int [2, D]."""
+    won = np.asarray(won, np.float64)
+    adjusted = np.asarray(adjusted, np.float64)
+    pairs, adjusted_pairs = won.sum(0) / 2, adjusted.sum(0) / 2
+    deals = won.shape[1]
+    return LBRResult(mean=float(to_mbb(pairs.mean(), big_blind)), ci95=float(to_mbb(ci95(pairs), big_blind)),
+                     seat_mean=to_mbb(won.mean(1), big_blind),
+                     seat_ci95=to_mbb(np.array([ci95(w) for w in won]), big_blind), returns=won.astype(np.float32),
+                     allin_mean=float(to_mbb(adjusted_pairs.mean(), big_blind)),
+                     allin_ci95=float(to_mbb(ci95(adjusted_pairs), big_blind)),
+                     allin_returns=adjusted.astype(np.float32), steps=np.asarray(steps), num_deals=deals,
+                     num_hands=2 * deals)
+
+
+def pooled(batches: Sequence[LBRResult], num_deals: int, big_blind: int) -> LBRResult:
+    """Batches of LBR (one compiled program called with several keys) as one result over their
+    first ``num_deals`` deals."""
+    def cat(name):
+        return np.concatenate([getattr(b, name) for b in batches], axis=1)[:, :num_deals]
+    return lbr_result(cat("returns"), cat("allin_returns"), cat("steps"), big_blind)

@@ -111,6 +111,18 @@ def test_a_hand_checked_to_the_river_or_folded_counts_as_played():
     assert float(state.rewards[0]) == 20_000
 
 
+def test_batches_pool_into_one_result(results):
+    call, fold = results["call"], results["fold"]
+    both = L.pooled([call, fold], 2 * DEALS, ENV.big_blind)
+    assert both.num_deals == 2 * DEALS and both.returns.shape == (2, 2 * DEALS)
+    np.testing.assert_allclose(both.mean, (call.mean + fold.mean) / 2, rtol=1e-9)
+    np.testing.assert_allclose(both.allin_mean, (call.allin_mean + fold.allin_mean) / 2, rtol=1e-9)
+    first = L.pooled([call, fold], DEALS, ENV.big_blind)     # cut to the first deals: the first batch
+    assert (first.mean, first.ci95, first.allin_mean, first.allin_ci95) == (
+        call.mean, call.ci95, call.allin_mean, call.allin_ci95)
+    np.testing.assert_array_equal(first.steps, call.steps)
+
+
 def test_lbr_beats_always_call_by_a_lot(results):
     r = results["call"]
     # a calling station pays off every value bet: LBR's winnings are tens of big blinds a hand

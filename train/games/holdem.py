@@ -32,11 +32,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
-from jaxgames import arena as arena_lib
 from jaxgames.holdem import bots as bots_lib
 from jaxgames.holdem import encode as encode_lib
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.agent import network_policy
+from jaxgames.holdem import lbr as lbr_lib
 from jaxgames.holdem.lbr import LocalBestResponse
 from jaxgames.holdem.profile import markdown as profile_markdown, preflop_profile
 from jaxgames.player import Player
@@ -240,18 +240,10 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     ``"allin"``: ``{"mean", "ci95"}`` of the same hands all-in adjusted (``lbr.allin_adjusted``)."""
     deals = hands // 2
     lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))   # compiled once a process
-    won, adjusted = [], []
-    for i in range(-(-deals // lbr.num_deals)):
-        r = lbr(params, jax.random.fold_in(key, i))
-        won.append(r.returns)                                               # chips [2, batch]
-        adjusted.append(r.allin_returns)
-    won = np.concatenate(won, axis=1)[:, :deals].astype(np.float64)
-    pairs = won.sum(0) / 2
-    adjusted_pairs = np.concatenate(adjusted, axis=1)[:, :deals].astype(np.float64).sum(0) / 2
-    mbb = functools.partial(bots_lib.to_mbb, big_blind=env.big_blind)
-    return {"mean": float(mbb(pairs.mean())), "ci95": float(mbb(arena_lib.ci95(pairs))),
-            "seat_mean": [float(x) for x in mbb(won.mean(1))], "hands": 2 * deals,
-            "allin": {"mean": float(mbb(adjusted_pairs.mean())), "ci95": float(mbb(arena_lib.ci95(adjusted_pairs)))}}
+    r = lbr_lib.pooled([lbr(params, jax.random.fold_in(key, i)) for i in range(-(-deals // lbr.num_deals))],
+                       deals, env.big_blind)
+    return {"mean": r.mean, "ci95": r.ci95, "seat_mean": [float(x) for x in r.seat_mean], "hands": r.num_hands,
+            "allin": {"mean": r.allin_mean, "ci95": r.allin_ci95}}
 
 
 def mbb_row(results: dict[str, bots_lib.HeadToHead]) -> dict[str, float]:
