@@ -131,8 +131,9 @@ PRESETS = {
     # all-in adjusted interval over 4,096 is what tells the agent from the bots, about 17 min
     # of the run on a 2-core Zen 4: docs/lab/holdem.md): the bars. The equity bot is a
     # fourth anchor: without it every configuration measured (the loss, an annealed rate, more
-    # anchor games, a larger entropy bonus) lost to it on one seed of two; with it both seeds
-    # beat it, and LBR, which training never meets, is the held-out measure (docs/lab/holdem.md)
+    # anchor games, a larger entropy bonus) lost to it on one seed of two; with it four runs of
+    # five beat it (two seeds on a Zen 5, seeds 0 and 2 of three on a Zen 4), and LBR, which
+    # training never meets, is the held-out measure (docs/lab/holdem.md)
     "full": Config(rounds=100, updates_per_round=50, eval_deals=1_000, final_eval_deals=50_000, lbr_hands=4_096,
                    lbr_every=10, anchors=",".join(lib.FULL_ANCHORS), learner=PLAIN_PPO),
 }
