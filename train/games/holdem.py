@@ -34,10 +34,9 @@ import numpy as np
 import jaxgames
 from jaxgames.holdem import bots as bots_lib
 from jaxgames.holdem import encode as encode_lib
+from jaxgames.holdem import lbr as lbr_lib
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.agent import network_policy
-from jaxgames.holdem import lbr as lbr_lib
-from jaxgames.holdem.lbr import LocalBestResponse
 from jaxgames.holdem.profile import markdown as profile_markdown, preflop_profile
 from jaxgames.player import Player
 from train.algos import league as league_lib
@@ -239,7 +238,7 @@ def local_best_response(env, agent: Player, params, key, *, hands: int) -> dict:
     mbb/hand (95% interval over deals), ``"seat_mean"`` [button, big blind], ``"hands"``, and
     ``"allin"``: ``{"mean", "ci95"}`` of the same hands all-in adjusted (``lbr.allin_adjusted``)."""
     deals = hands // 2
-    lbr = LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))   # compiled once a process
+    lbr = lbr_lib.LocalBestResponse(env, agent, num_deals=min(deals, LBR_BATCH_DEALS))   # compiled once a process
     r = lbr_lib.pooled([lbr(params, jax.random.fold_in(key, i)) for i in range(-(-deals // lbr.num_deals))],
                        deals, env.big_blind)
     return {"mean": r.mean, "ci95": r.ci95, "seat_mean": [float(x) for x in r.seat_mean], "hands": r.num_hands,
