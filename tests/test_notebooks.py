@@ -24,8 +24,8 @@ TINY = {
                   "--board-size 3 --phase1 none --rounds 1 --updates-per-round 1 --games-per-update 2 "
                   "--simulations 2 --sgd-steps 1 --batch-size 4 --buffer-size 64 --uct-simulations 2 "
                   "--eval-games 2 --eval-simulations 2 --final-eval-games 2 --elo-games 0 --sgf-games 0"},
-    # the run of tests/holdem/test_agent.py's fixture, flag for flag: the suite's persistent
-    # compile cache then holds its programs
+    # the learner's and the evaluations' sizes of tests/conftest.py's tiny hold'em run: the
+    # suite's persistent compile cache then holds their programs
     "holdem.ipynb": {"JAXGAMES_NOTEBOOK_ARGS":
                      "--rounds 1 --updates-per-round 2 --num-envs 16 --num-steps 4 --opponent-groups 4 "
                      "--epochs 1 --minibatches 2 --eval-deals 4 --final-eval-deals 4 --lbr-hands 0 "

@@ -1,7 +1,8 @@
 """The trained agent of a run folder (jaxgames.holdem.agent) and the terminal game against it.
 
-One tiny real run of ``python -m train.holdem`` (one round of one update, 16 games x 4
-decisions) is trained once for the module; each test copies it before changing anything.
+One tiny real run of ``python -m train.holdem`` (two rounds of two updates, 16 games x 4
+decisions: tests/conftest.py's ``tiny_holdem_run``, which the pipeline's test reads too) is
+trained once; each test copies it before changing anything.
 Nothing depends on what the barely trained network plays: the tests check that the loaded
 agent is the run's (its parameters, the trainer's own probabilities), that it only plays legal
 actions, and every way a folder can be refused.
@@ -31,21 +32,12 @@ from jaxgames.holdem.agent import AgentError, load_agent, network_policy, networ
 from jaxgames.player import Player
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# the learner's settings and chunk size those of tests/train/test_train_holdem.py's run: the
-# suite's persistent compile cache then compiles the chunk and the evaluations once for both
-TINY = ["--rounds", "1", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4",
-        "--opponent-groups", "4", "--epochs", "1", "--minibatches", "2", "--eval-deals", "4",
-        "--final-eval-deals", "4", "--lbr-hands", "0", "--elo-deals", "2", "--no-progress"]
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> pathlib.Path:
-    """A finished ``python -m train.holdem`` run (best/ and checkpoints/ written)."""
-    from train import holdem as train_holdem
-
-    root = tmp_path_factory.mktemp("runs")
-    assert train_holdem.main(TINY + ["--runs-dir", str(root), "--run-name", "t"])
-    return root / "holdem" / "t"
+def run(tiny_holdem_run) -> pathlib.Path:
+    """A finished ``python -m train.holdem`` run named "whole" (best/ and checkpoints/ written)."""
+    return tiny_holdem_run.folder
 
 
 @pytest.fixture
@@ -107,8 +99,9 @@ def test_best_reads_the_best_parameters_of_the_run(run):
     agent = load_agent(run, which="best")
     env, policy, params = agent
     assert agent.network_size == "small" and agent.tower == "dense" and agent.which == "best"
-    assert agent.checkpoint == step_dir(run / "best") and agent.step == 2   # one round of two updates
-    assert agent.name == "agent t (update 2, best parameters)"
+    best_step = step_dir(run / "best")   # the end of round 1 or of round 2 (two updates each)
+    assert agent.checkpoint == best_step and agent.step == int(best_step.name) and agent.step in (2, 4)
+    assert agent.name == f"agent whole (update {agent.step}, best parameters)"
     net = net_lib.make_network("small")
     reader = Checkpointer(run / "best", keep=1)
     _, saved, _, _ = reader.restore(net_lib.init_params(net, jax.random.key(1)), jax.random.key(0))
@@ -311,7 +304,7 @@ def test_cli_plays_hands_against_the_agent(run, monkeypatch, capsys):
         code = hp.main(["--opponent", "agent", flag, str(run), "--hands", "2", "--seed", "1"])
         out = capsys.readouterr().out
         assert code == 0
-        assert "Heads-up no-limit hold'em against agent t (update 2, latest parameters) (seed 1)" in out
+        assert "Heads-up no-limit hold'em against agent whole (update 4, latest parameters) (seed 1)" in out
         assert "Computer (agent): " in out and "Session over: 2 hands" in out
 
 

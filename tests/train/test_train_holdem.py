@@ -4,6 +4,7 @@ on a hand-made hand, the agent's honesty, CLI errors."""
 
 import dataclasses
 import json
+import shutil
 
 import jax
 import jax.numpy as jnp
@@ -20,12 +21,6 @@ from train.common.rundir import RunDir, RunDirError
 from train.games import holdem as lib
 from train.holdem import PRESETS, Config
 
-# the final evaluation and LBR at the rounds' sizes: they reuse the rounds' compiled programs
-# (the run alone, 2-core Zen 5: 37 s against 48 s)
-TINY = ["--rounds", "2", "--updates-per-round", "2", "--num-envs", "16", "--num-steps", "4", "--opponent-groups", "4",
-        "--epochs", "1", "--minibatches", "2", "--eval-deals", "4", "--final-eval-deals", "4", "--lbr-hands", "4",
-        "--elo-deals", "2", "--lbr-every", "2", "--round-lbr-hands", "4",
-        "--no-progress"]
 ENV = jaxgames.make("holdem")
 
 
@@ -33,10 +28,12 @@ def read_rows(run):
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_run_writes_everything_and_resumes_exactly(tmp_path):
-    base = TINY + ["--runs-dir", str(tmp_path)]
-    whole = holdem_train.main(base + ["--run-name", "whole"])
-    run = tmp_path / "holdem" / "whole"
+def test_run_writes_everything_and_resumes_exactly(tiny_holdem_run, tmp_path):
+    # the run (tests/conftest.py: its flags, shared with tests/holdem/test_agent.py), copied:
+    # it is resumed at the end
+    whole, run = tiny_holdem_run.summary, tmp_path / "holdem" / "whole"
+    shutil.copytree(tiny_holdem_run.folder, run)
+    base = tiny_holdem_run.argv + ["--runs-dir", str(tmp_path)]
     saved = json.loads((run / "summary.json").read_text())
     for name in lib.BASELINES:
         assert set(saved[f"mbb_vs_{name}"]) == {"mean", "ci95"}
