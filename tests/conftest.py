@@ -121,6 +121,9 @@ SHARED_RUN_MODULES = {
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist", None) != "loadfile":
         return None   # xdist's own scheduler for the mode asked for
+    missing = [m for m in SHARED_RUN_MODULES if not (config.rootpath / m).is_file()]
+    if missing:   # a module renamed: its run would silently train once per worker again
+        raise pytest.UsageError(f"tests/conftest.py: SHARED_RUN_MODULES names no such module: {', '.join(missing)}")
     from xdist.scheduler import LoadFileScheduling
 
     class SharedRunScheduling(LoadFileScheduling):
