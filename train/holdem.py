@@ -45,6 +45,9 @@ class Config(RunConfig):
     # the final evaluation's sizes change no training: --resume of a finished run with other
     # sizes evaluates its agent again (e.g. a longer LBR)
     RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"final_eval_deals", "lbr_hands"}
+    # a finished run carried on: --resume --rounds N with N above the saved rounds (the learning
+    # rate is constant, so nothing trained so far depends on the number of rounds)
+    EXTENDABLE_FIELDS = frozenset({"rounds"})
 
     network: str = "small"
     """The network's size: small (trains on a CPU) or source (AlphaHoldem's, about 8.6M

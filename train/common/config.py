@@ -58,6 +58,12 @@ class RunConfig:
     differ from the saved run. A subclass extends it with its own (e.g. how often it saves a
     checkpoint): ``RUN_ONLY_FIELDS = RunConfig.RUN_ONLY_FIELDS | {"checkpoint_every"}``."""
 
+    EXTENDABLE_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    """Integer fields ``--resume`` may raise, never lower: a run's length, in a pipeline where
+    nothing computed so far depends on it (hold'em's ``rounds``: a constant learning rate; not
+    Hex's, whose rate decays over the rounds). A finished run resumed with a larger value trains
+    on from its last checkpoint and ends as a run started with that value would."""
+
     seed: int = 0
     """PRNG seed: the same seed gives the same run, resumed or not."""
     run_name: str = ""

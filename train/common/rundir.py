@@ -7,7 +7,8 @@ summary.json. Plain JSON and Markdown only. The rules are in ``docs/runs.md``:
 - every check (existing run, resume configuration, a writable parent) runs before anything
   is created, so a refused command leaves nothing behind;
 - ``--resume`` compares only the fields that change results (``RunConfig.RUN_ONLY_FIELDS``
-  may differ) and names the field that differs with both values;
+  may differ, ``RunConfig.EXTENDABLE_FIELDS`` may grow) and names the field that differs with
+  both values;
 - config.json records the game (``"game"``): ``--resume``, or a fresh start, into a folder
   holding another game's run says whose run it is instead of blaming a field. A config.json
   written before the field existed is judged by its fields (it shares few of this game's)
@@ -104,6 +105,7 @@ class RunDir:
         self._config_keys = frozenset(config_json)
         config_json = {GAME_KEY: game, **config_json}
         run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
+        self._extendable = frozenset(getattr(config, "EXTENDABLE_FIELDS", ()))
         if not distributed.is_multiprocess():
             self._open(config_json, run_only, resume)
             return
@@ -289,6 +291,12 @@ class RunDir:
                 continue
             if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
                 continue
+            if k in self._extendable and isinstance(a, int) and isinstance(b, int) and a != b:
+                if b > a:
+                    continue   # a longer run: it trains on from the last checkpoint
+                raise RunDirError(
+                    f"--resume: {k} may only grow ({a} saved, {b} now): the run has trained "
+                    f"past {b} already; resume with {k} >= {a} or start another --run-name")
             if a != b:
                 was = "(not set)" if a is missing else json.dumps(a)
                 now = "(not set)" if b is missing else json.dumps(b)

@@ -265,7 +265,10 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     process of a multi-host run, where process 0 alone writes)."""
     start = time.time()
     init_distributed()
-    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f) for f in config.RUN_ONLY_FIELDS})
+    # the fields that build nothing (how the run is carried out, its length) left out of the key:
+    # a run carried on to more rounds reuses the programs of the run before it
+    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
+                                                for f in config.RUN_ONLY_FIELDS | config.EXTENDABLE_FIELDS})
     anchors = anchor_names(config.anchors)
     env, net, learner, agent, init = _compiled(key_config)
     key = jax.random.key(config.seed)

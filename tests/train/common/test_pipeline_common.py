@@ -287,3 +287,29 @@ def test_an_old_config_json_of_this_game_resumes_and_a_changed_field_is_still_na
     saved.write_text(json.dumps(old))
     with pytest.raises(RunDirError, match=r"--resume: rate differs from the saved run \(\(not set\) saved, 0.5 now\)"):
         RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True), resume=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class LongerToyConfig(ToyConfig):
+    EXTENDABLE_FIELDS = frozenset({"steps"})
+
+
+def test_resume_may_raise_an_extendable_field_never_lower_it(tmp_path):
+    cfg = LongerToyConfig(run_name="a", runs_dir=str(tmp_path), steps=10)
+    RunDir(tmp_path, "toy", cfg, resume=False).close()
+    saved = tmp_path / "toy" / "a" / "config.json"
+    longer = dataclasses.replace(cfg, resume=True, steps=25)
+    RunDir(tmp_path, "toy", longer, resume=True).close()
+    assert json.loads(saved.read_text())["steps"] == 25          # the run's length from now on
+    with pytest.raises(RunDirError) as e:
+        RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True, steps=24), resume=True)
+    assert str(e.value) == ("--resume: steps may only grow (25 saved, 24 now): the run has trained past 24 "
+                            "already; resume with steps >= 25 or start another --run-name")
+    assert json.loads(saved.read_text())["steps"] == 25
+    # any other field still has to match, and without the class's consent a length is one of them
+    with pytest.raises(RunDirError, match=r"--resume: rate differs from the saved run \(0.5 saved, 0.25 now\)"):
+        RunDir(tmp_path, "toy", dataclasses.replace(longer, rate=0.25, steps=30), resume=True)
+    plain = ToyConfig(run_name="b", runs_dir=str(tmp_path), steps=10)
+    RunDir(tmp_path, "toy", plain, resume=False).close()
+    with pytest.raises(RunDirError, match=r"--resume: steps differs from the saved run \(10 saved, 11 now\)"):
+        RunDir(tmp_path, "toy", dataclasses.replace(plain, resume=True, steps=11), resume=True)
