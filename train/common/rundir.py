@@ -295,8 +295,8 @@ class RunDir:
                 if b > a:
                     continue   # a longer run: it trains on from the last checkpoint
                 raise RunDirError(
-                    f"--resume: {k} may only grow ({a} saved, {b} now): the run has trained "
-                    f"past {b} already; resume with {k} >= {a} or start another --run-name")
+                    f"--resume: {k} may only grow ({a} saved, {b} now): a run is carried on, "
+                    f"never cut short; resume with {k} >= {a} or start another --run-name")
             if a != b:
                 was = "(not set)" if a is missing else json.dumps(a)
                 now = "(not set)" if b is missing else json.dumps(b)

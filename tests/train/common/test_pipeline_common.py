@@ -303,8 +303,8 @@ def test_resume_may_raise_an_extendable_field_never_lower_it(tmp_path):
     assert json.loads(saved.read_text())["steps"] == 25          # the run's length from now on
     with pytest.raises(RunDirError) as e:
         RunDir(tmp_path, "toy", dataclasses.replace(cfg, resume=True, steps=24), resume=True)
-    assert str(e.value) == ("--resume: steps may only grow (25 saved, 24 now): the run has trained past 24 "
-                            "already; resume with steps >= 25 or start another --run-name")
+    assert str(e.value) == ("--resume: steps may only grow (25 saved, 24 now): a run is carried on, never "
+                            "cut short; resume with steps >= 25 or start another --run-name")
     assert json.loads(saved.read_text())["steps"] == 25
     # any other field still has to match, and without the class's consent a length is one of them
     with pytest.raises(RunDirError, match=r"--resume: rate differs from the saved run \(0.5 saved, 0.25 now\)"):
