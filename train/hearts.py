@@ -36,6 +36,10 @@ class Config(RunConfig):
     PIE, the rule-based bot and random at the end, and inside PIMC against IIE (the paper
     variant; the moon off in training)."""
 
+    # a finished run carried on: --resume --rounds N with N above the saved rounds (TD(λ)'s step
+    # size does not depend on them; the stages keep their stage_rounds)
+    EXTENDABLE_FIELDS = frozenset({"rounds"})
+
     predictor: str = "combined"
     """qs (the Q♠ points), hearts (the hearts) or combined (both, over the top features of the
     two, trained first as stages of this run: the source's player)."""

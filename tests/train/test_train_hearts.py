@@ -130,6 +130,18 @@ def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, monkeypatc
                 {a: b for a, b in resumed[k].items() if a != "seconds"}
                 == {a: b for a, b in whole[k].items() if a != "seconds"}), k
     assert read_rows(tmp_path / "hearts" / "killed") == rows
+    # a finished run of the combined phase's first round carried on to two (--resume may raise
+    # --rounds): it ends as the unbroken run, its stages untouched
+    i = base.index("--rounds")
+    short = base[:i + 1] + ["1"] + base[i + 2:] + ["--run-name", "short"]
+    assert hearts_train.main(short)["train_games"] == 2 + 2 + 2
+    carried = hearts_train.main(base + ["--run-name", "short", "--resume"])
+    for k in resumed:
+        if k != "seconds":
+            assert (carried[k] == resumed[k]) if "stage" not in k else (
+                {a: b for a, b in carried[k].items() if a != "seconds"}
+                == {a: b for a, b in resumed[k].items() if a != "seconds"}), k
+    assert read_rows(tmp_path / "hearts" / "short") == rows
 
 
 @pytest.mark.parametrize("argv, line", [

@@ -60,7 +60,7 @@ class RunConfig:
 
     EXTENDABLE_FIELDS: ClassVar[frozenset[str]] = frozenset()
     """Integer fields ``--resume`` may raise, never lower: a run's length, in a pipeline where
-    nothing computed so far depends on it (hold'em's ``rounds``: a constant learning rate; not
+    nothing computed so far depends on it (hold'em's and Hearts' ``rounds``: constant step sizes; not
     Hex's, whose rate decays over the rounds). A finished run resumed with a larger value trains
     on from its last checkpoint and ends as a run started with that value would."""
 
