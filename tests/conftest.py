@@ -118,6 +118,7 @@ SHARED_RUN_MODULES = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)   # a plain pytest without xdist runs the suite too
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist", None) != "loadfile":
         return None   # xdist's own scheduler for the mode asked for
