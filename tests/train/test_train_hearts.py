@@ -132,9 +132,7 @@ def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, monkeypatc
     assert read_rows(tmp_path / "hearts" / "killed") == rows
     # a finished run of the combined phase's first round carried on to two (--resume may raise
     # --rounds): it ends as the unbroken run, its stages untouched
-    i = base.index("--rounds")
-    short = base[:i + 1] + ["1"] + base[i + 2:] + ["--run-name", "short"]
-    assert hearts_train.main(short)["train_games"] == 2 + 2 + 2
+    assert hearts_train.main(base + ["--rounds", "1", "--run-name", "short"])["train_games"] == 2 + 2 + 2
     carried = hearts_train.main(base + ["--run-name", "short", "--resume"])
     for k in resumed:
         if k != "seconds":

@@ -79,12 +79,10 @@ def test_a_finished_run_resumed_with_more_rounds_ends_as_the_longer_run(tiny_hol
     """--resume --rounds N above the saved rounds carries a finished run on: one round, then
     carried to two, ends as the shared two-round run (every figure but the times, every row);
     fewer rounds than it trained is refused in one line."""
-    i = tiny_holdem_run.argv.index("--rounds")
-    with_rounds = lambda n: tiny_holdem_run.argv[:i + 1] + [str(n)] + tiny_holdem_run.argv[i + 2:]  # noqa: E731
-    where = ["--runs-dir", str(tmp_path), "--run-name", "short"]
-    short = holdem_train.main(with_rounds(1) + where)
+    where = ["--runs-dir", str(tmp_path), "--run-name", "short"]   # a flag given again: the last value counts
+    short = holdem_train.main(tiny_holdem_run.argv + ["--rounds", "1"] + where)
     assert short["rounds"] == 1 and short["hands_trained"] < tiny_holdem_run.summary["hands_trained"]
-    longer = holdem_train.main(with_rounds(2) + where + ["--resume"])
+    longer = holdem_train.main(tiny_holdem_run.argv + where + ["--resume"])
     whole = tiny_holdem_run.summary
     assert {k: v for k, v in longer.items() if k != "seconds"} == {k: v for k, v in whole.items() if k != "seconds"}
     strip = lambda rs: [{k: v for k, v in r.items() if "second" not in k} for r in rs]  # noqa: E731
@@ -92,7 +90,7 @@ def test_a_finished_run_resumed_with_more_rounds_ends_as_the_longer_run(tiny_hol
     assert json.loads((tmp_path / "holdem" / "short" / "config.json").read_text())["rounds"] == 2
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
-        holdem_train.main(with_rounds(1) + where + ["--resume"])
+        holdem_train.main(tiny_holdem_run.argv + ["--rounds", "1"] + where + ["--resume"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and len(err.splitlines()) == 1
     assert "--resume: rounds may only grow (2 saved, 1 now)" in err

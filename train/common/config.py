@@ -110,6 +110,15 @@ class RunConfig:
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
 
+    def build_key(self) -> "RunConfig":
+        """This config with the fields that build nothing (``RUN_ONLY_FIELDS``: how the run is
+        carried out; ``EXTENDABLE_FIELDS``: its length) at their defaults: the key a pipeline
+        caches what it compiles under, so a resumed run, or one carried on to more rounds,
+        reuses the programs of the run before it in the same process."""
+        defaults = type(self)()
+        return dataclasses.replace(self, **{f: getattr(defaults, f)
+                                            for f in self.RUN_ONLY_FIELDS | self.EXTENDABLE_FIELDS})
+
 
 def _leaves(config) -> list[tuple[str, object]]:
     """(name, value) of every field, those of nested configs (a learner's) included."""

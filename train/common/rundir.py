@@ -104,15 +104,16 @@ class RunDir:
             raise ValueError(f"a config field may not be named {GAME_KEY!r}: config.json keeps the game there")
         self._config_keys = frozenset(config_json)
         config_json = {GAME_KEY: game, **config_json}
-        run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
-        self._extendable = frozenset(getattr(config, "EXTENDABLE_FIELDS", ()))
+        # the fields --resume lets differ, and those it lets grow
+        lenient = (frozenset(getattr(config, "RUN_ONLY_FIELDS", ())),
+                   frozenset(getattr(config, "EXTENDABLE_FIELDS", ())))
         if not distributed.is_multiprocess():
-            self._open(config_json, run_only, resume)
+            self._open(config_json, lenient, resume)
             return
         verdict = None
         if self.writes:
             try:
-                self._open(config_json, run_only, resume)
+                self._open(config_json, lenient, resume)
             except RunDirError as e:
                 verdict = str(e)
         verdict = distributed.broadcast_text(verdict)  # also a barrier: process 0 is done
@@ -121,7 +122,7 @@ class RunDir:
         if not self.writes:
             self._rows = _read_rows(self.path / "metrics.jsonl", warn=False)
 
-    def _open(self, config_json: dict, run_only: frozenset, resume: bool) -> None:
+    def _open(self, config_json: dict, lenient: tuple[frozenset, frozenset], resume: bool) -> None:
         saved = self.path / "config.json"
         # 1. every check that needs no lock, before anything is created
         if resume:
@@ -130,7 +131,7 @@ class RunDir:
                     f"--resume: no run at {self.path} (config.json missing); start it without "
                     f"--resume")
             _check_writable(self.path)
-            self._check_same_config(saved, config_json, run_only)
+            self._check_same_config(saved, config_json, *lenient)
         else:
             if saved.exists():
                 raise self._exists_error()
@@ -143,7 +144,7 @@ class RunDir:
         self._lock()
         try:
             if resume:
-                self._check_same_config(saved, config_json, run_only)
+                self._check_same_config(saved, config_json, *lenient)
                 self._repair_metrics()
             else:
                 if saved.exists():
@@ -270,7 +271,8 @@ class RunDir:
                     f"but no config.json: not a run this program can continue; choose another "
                     f"--run-name")
 
-    def _check_same_config(self, saved: pathlib.Path, config: dict, run_only: frozenset) -> None:
+    def _check_same_config(self, saved: pathlib.Path, config: dict, run_only: frozenset,
+                           extendable: frozenset) -> None:
         try:
             old = json.loads(saved.read_text())
             if not isinstance(old, dict):
@@ -291,7 +293,7 @@ class RunDir:
                 continue
             if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
                 continue
-            if k in self._extendable and isinstance(a, int) and isinstance(b, int) and a != b:
+            if k in extendable and isinstance(a, int) and isinstance(b, int) and a != b:
                 if b > a:
                     continue   # a longer run: it trains on from the last checkpoint
                 raise RunDirError(

@@ -13,7 +13,6 @@ evaluation, plays it against the most recent pool models and rates every member.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -228,9 +227,7 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     process of a multi-host run, where process 0 alone writes)."""
     start = time.time()
     init_distributed()
-    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
-                                                for f in config.RUN_ONLY_FIELDS})
-    learner, (uct_arena, final_arena), pool_arena, recorder, init = _compiled(key_config)
+    learner, (uct_arena, final_arena), pool_arena, recorder, init = _compiled(config.build_key())
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
 

@@ -20,7 +20,6 @@ they are checkpointed with everything else and ``--resume`` is exact.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -265,12 +264,8 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
     process of a multi-host run, where process 0 alone writes)."""
     start = time.time()
     init_distributed()
-    # the fields that build nothing (how the run is carried out, its length) left out of the key:
-    # a run carried on to more rounds reuses the programs of the run before it
-    key_config = dataclasses.replace(config, **{f: getattr(type(config)(), f)
-                                                for f in config.RUN_ONLY_FIELDS | config.EXTENDABLE_FIELDS})
     anchors = anchor_names(config.anchors)
-    env, net, learner, agent, init = _compiled(key_config)
+    env, net, learner, agent, init = _compiled(config.build_key())
     key = jax.random.key(config.seed)
     init_key, train_key, eval_key = jax.random.split(key, 3)
     lc = config.learner

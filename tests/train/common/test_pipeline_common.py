@@ -313,3 +313,12 @@ def test_resume_may_raise_an_extendable_field_never_lower_it(tmp_path):
     RunDir(tmp_path, "toy", plain, resume=False).close()
     with pytest.raises(RunDirError, match=r"--resume: steps differs from the saved run \(10 saved, 11 now\)"):
         RunDir(tmp_path, "toy", dataclasses.replace(plain, resume=True, steps=11), resume=True)
+
+
+def test_the_build_key_drops_only_what_builds_nothing():
+    cfg = LongerToyConfig(run_name="a", runs_dir="elsewhere", resume=True, progress=False, steps=25, rate=0.25, seed=3)
+    key = cfg.build_key()
+    assert key == LongerToyConfig(steps=LongerToyConfig().steps, rate=0.25, seed=3)
+    assert key == dataclasses.replace(cfg, run_name="b", steps=7, keep_checkpoints=9).build_key()
+    assert key != dataclasses.replace(cfg, rate=0.5).build_key()
+    assert ToyConfig(steps=25).build_key().steps == 25        # a length no class lets grow stays in it
