@@ -124,22 +124,24 @@ def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, monkeypatc
     assert "stage qs" in report and "stage hearts" in report
     assert (run / "plots" / "learning_curve.png").stat().st_size > 5_000
     assert resumed["imperfect_deals"] == 0 and not any("pimc" in k for k in resumed)
-    for k in whole:
-        if k not in ("seconds", "imperfect_deals") and "imperfect" not in k and "pimc" not in k:
-            assert (resumed[k] == whole[k]) if "stage" not in k else (
-                {a: b for a, b in resumed[k].items() if a != "seconds"}
-                == {a: b for a, b in whole[k].items() if a != "seconds"}), k
+    _assert_same_but_times(resumed, whole, skip=lambda k: k == "imperfect_deals" or "imperfect" in k or "pimc" in k)
     assert read_rows(tmp_path / "hearts" / "killed") == rows
     # a finished run of the combined phase's first round carried on to two (--resume may raise
     # --rounds): it ends as the unbroken run, its stages untouched
     assert hearts_train.main(base + ["--rounds", "1", "--run-name", "short"])["train_games"] == 2 + 2 + 2
     carried = hearts_train.main(base + ["--run-name", "short", "--resume"])
-    for k in resumed:
-        if k != "seconds":
-            assert (carried[k] == resumed[k]) if "stage" not in k else (
-                {a: b for a, b in carried[k].items() if a != "seconds"}
-                == {a: b for a, b in resumed[k].items() if a != "seconds"}), k
+    _assert_same_but_times(carried, resumed)
     assert read_rows(tmp_path / "hearts" / "short") == rows
+
+
+def _assert_same_but_times(summary: dict, expected: dict, skip=lambda k: False) -> None:
+    """Every figure of ``expected`` (but the keys ``skip`` names) equal in ``summary``, the
+    times apart: the run's own and each stage's."""
+    for k in expected:
+        if k != "seconds" and not skip(k):
+            assert (summary[k] == expected[k]) if "stage" not in k else (
+                {a: b for a, b in summary[k].items() if a != "seconds"}
+                == {a: b for a, b in expected[k].items() if a != "seconds"}), k
 
 
 @pytest.mark.parametrize("argv, line", [

@@ -104,16 +104,13 @@ class RunDir:
             raise ValueError(f"a config field may not be named {GAME_KEY!r}: config.json keeps the game there")
         self._config_keys = frozenset(config_json)
         config_json = {GAME_KEY: game, **config_json}
-        # the fields --resume lets differ, and those it lets grow
-        lenient = (frozenset(getattr(config, "RUN_ONLY_FIELDS", ())),
-                   frozenset(getattr(config, "EXTENDABLE_FIELDS", ())))
         if not distributed.is_multiprocess():
-            self._open(config_json, lenient, resume)
+            self._open(config_json, config, resume)
             return
         verdict = None
         if self.writes:
             try:
-                self._open(config_json, lenient, resume)
+                self._open(config_json, config, resume)
             except RunDirError as e:
                 verdict = str(e)
         verdict = distributed.broadcast_text(verdict)  # also a barrier: process 0 is done
@@ -122,7 +119,7 @@ class RunDir:
         if not self.writes:
             self._rows = _read_rows(self.path / "metrics.jsonl", warn=False)
 
-    def _open(self, config_json: dict, lenient: tuple[frozenset, frozenset], resume: bool) -> None:
+    def _open(self, config_json: dict, config, resume: bool) -> None:
         saved = self.path / "config.json"
         # 1. every check that needs no lock, before anything is created
         if resume:
@@ -131,7 +128,7 @@ class RunDir:
                     f"--resume: no run at {self.path} (config.json missing); start it without "
                     f"--resume")
             _check_writable(self.path)
-            self._check_same_config(saved, config_json, *lenient)
+            self._check_same_config(saved, config_json, config)
         else:
             if saved.exists():
                 raise self._exists_error()
@@ -144,7 +141,7 @@ class RunDir:
         self._lock()
         try:
             if resume:
-                self._check_same_config(saved, config_json, *lenient)
+                self._check_same_config(saved, config_json, config)
                 self._repair_metrics()
             else:
                 if saved.exists():
@@ -271,8 +268,10 @@ class RunDir:
                     f"but no config.json: not a run this program can continue; choose another "
                     f"--run-name")
 
-    def _check_same_config(self, saved: pathlib.Path, config: dict, run_only: frozenset,
-                           extendable: frozenset) -> None:
+    def _check_same_config(self, saved: pathlib.Path, config_json: dict, config) -> None:
+        # the fields --resume lets differ, and those it lets grow (the config's class says)
+        run_only = frozenset(getattr(config, "RUN_ONLY_FIELDS", ()))
+        extendable = frozenset(getattr(config, "EXTENDABLE_FIELDS", ()))
         try:
             old = json.loads(saved.read_text())
             if not isinstance(old, dict):
@@ -285,10 +284,10 @@ class RunDir:
             raise RunDirError(f"--resume: {self.path} {self._whose(other, old)}: choose another "
                               f"--run-name")
         missing = object()
-        for k in sorted(set(old) | set(config)):
+        for k in sorted(set(old) | set(config_json)):
             if k in run_only or k == GAME_KEY:
                 continue
-            a, b = old.get(k, missing), config.get(k, missing)
+            a, b = old.get(k, missing), config_json.get(k, missing)
             if b is missing and k in _RETIRED and json.dumps(a) == json.dumps(_RETIRED[k]):
                 continue
             if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
