@@ -68,7 +68,9 @@ def evaluated_step(config: dict, summary: dict) -> int:
 
 def card_fields(config: dict, summary: dict) -> dict:
     """``description``, ``evaluation`` and ``hands_trained`` from a finished run's summary
-    (``mbb_vs_<bot>``: ``{"mean", "ci95"}``; ``final_eval_deals``; ``lbr_mbb``, ``lbr_hands``)."""
+    (``mbb_vs_<bot>``: ``{"mean", "ci95"}``; ``final_eval_deals``; ``lbr_mbb``, ``lbr_hands``, and
+    where the run measured them LBR's all-in adjusted figure and its winnings against the
+    equity and the random bot over the same deals)."""
     baselines = {k[len("mbb_vs_"):]: _result(v) for k, v in summary.items() if k.startswith("mbb_vs_")}
     if not baselines or "final_eval_deals" not in summary:
         raise AgentError("summary.json has no final evaluation (mbb_vs_<bot>, final_eval_deals)")
@@ -79,6 +81,19 @@ def card_fields(config: dict, summary: dict) -> dict:
         evaluation["local_best_response"] = {
             **_result(summary["lbr_mbb"]), "hands": int(summary.get("lbr_hands", 0)),
             "method": "local best response's winnings against the agent; lower is less exploitable"}
+        lbr = evaluation["local_best_response"]
+        if "lbr_mbb_allin_adjusted" in summary:   # the same hands, less the luck of the cards to come
+            lbr["allin_adjusted"] = _result(summary["lbr_mbb_allin_adjusted"])
+        # the yardsticks LBR played over the same deals: its winnings against each reference bot
+        bots_lbr = {}
+        for key in summary:
+            if key.startswith("lbr_mbb_") and key.endswith("_bot") and not key.startswith("lbr_mbb_allin_adjusted_"):
+                name = key[len("lbr_mbb_"):-len("_bot")]
+                bots_lbr[name] = _result(summary[key])
+                if f"lbr_mbb_allin_adjusted_{name}_bot" in summary:
+                    bots_lbr[name]["allin_adjusted"] = _result(summary[f"lbr_mbb_allin_adjusted_{name}_bot"])
+        if bots_lbr:
+            lbr["against_bots"] = bots_lbr
     settings = network_settings(config)
     size = f"{summary['parameters']:,}-parameter " if "parameters" in summary else ""
     description = (f"AlphaHoldem-style agent ({config.get('loss', 'ppo')}, Best-K self-play), the {size}"
