@@ -24,7 +24,7 @@ def spec(predictor, qs_sel=(), hearts_sel=()):
 
 @pytest.fixture(scope="module")
 def state():
-    return ENV.init(jax.random.key(5))
+    return jax.jit(ENV.init)(jax.random.key(5))
 
 
 def take(state, cards, seat):
@@ -34,8 +34,10 @@ def take(state, cards, seat):
 
 
 def test_combined_features_are_the_selected_ones_of_each_atom_set(state):
-    qi, qv = feat.active_indices(feat.atoms_qs(state, 1), include=QS)
-    hi, hv = feat.active_indices(feat.atoms_hearts(state, 1), include=HEARTS_SPEC)
+    # every value and feature function here runs jitted: op by op, each primitive would
+    # compile on its own
+    qi, qv = jax.jit(lambda s: feat.active_indices(feat.atoms_qs(s, 1), include=QS))(state)
+    hi, hv = jax.jit(lambda s: feat.active_indices(feat.atoms_hearts(s, 1), include=HEARTS_SPEC))(state)
     q_active = sorted(int(i) for i in np.asarray(qi)[np.asarray(qv)])
     h_active = sorted(int(i) for i in np.asarray(hi)[np.asarray(hv)])
     assert len(q_active) >= 4 and len(h_active) >= 4
@@ -44,7 +46,7 @@ def test_combined_features_are_the_selected_ones_of_each_atom_set(state):
     h_sel = sorted(set(h_active[1::2]) | {i for i in range(0, HEARTS_SPEC.num_features, 101) if i not in h_active})
     s = spec("combined", q_sel, h_sel)
     assert s.num_features == len(q_sel) + len(h_sel) and s.num_slots == QS.num_slots + HEARTS_SPEC.num_slots
-    idx, valid = learned.features_fn(s)(state, 1)
+    idx, valid = jax.jit(learned.features_fn(s), static_argnums=1)(state, 1)
     got = sorted(int(i) for i in np.asarray(idx)[np.asarray(valid)])
     want = sorted([q_sel.index(i) for i in q_active[::2]] + [len(q_sel) + h_sel.index(i) for i in h_active[1::2]])
     assert got == want
@@ -56,28 +58,30 @@ def test_points_to_come_subtract_what_was_taken(state):
     for predictor, high in (("qs", 13.0), ("hearts", 13.0), ("combined", 26.0)):
         s = spec(predictor, *(((0, 1), (0, 1)) if predictor == "combined" else ()))
         weights = jnp.full(s.num_features, 100.0)        # every prediction cut to high-
-        v = np.asarray(learned.value_fn(s)(weights, state))
+        v = np.asarray(jax.jit(learned.value_fn(s))(weights, state))
         np.testing.assert_allclose(v, -(high - MARGIN), rtol=1e-6)
     hearts = [card(r, HEARTS) for r in range(3)]
     s = spec("hearts")
+    value = jax.jit(learned.value_fn(s))
     weights = jnp.full(s.num_features, 100.0)
     three = take(state, hearts, seat=2)                   # seat 2 took 3 hearts: 10- to come
-    v = np.asarray(learned.value_fn(s)(weights, three))
+    v = np.asarray(value(weights, three))
     np.testing.assert_allclose(v, [-(13 - MARGIN)] * 2 + [-(10 - MARGIN)] + [-(13 - MARGIN)], rtol=1e-6)
     every = take(state, [card(r, HEARTS) for r in range(13)], seat=1)   # no heart left: nothing to come
-    np.testing.assert_array_equal(np.asarray(learned.value_fn(s)(weights, every)), 0.0)
+    np.testing.assert_array_equal(np.asarray(value(weights, every)), 0.0)
     # the weights' sum is what is still to come: the points taken are the output's known part
     small = jnp.zeros(s.num_features)
-    assert float(learned.to_come(s)(small, three, 2)) == 0.0
-    idx, valid = learned.features_fn(s)(three, 2)
+    to_come = jax.jit(learned.to_come(s), static_argnums=2)
+    assert float(to_come(small, three, 2)) == 0.0
+    idx, valid = jax.jit(learned.features_fn(s), static_argnums=1)(three, 2)
     first = int(np.asarray(idx)[np.asarray(valid)][0])
     two = small.at[first].set(2.0)
-    np.testing.assert_allclose(float(learned.to_come(s)(two, three, 2)), 2.0, rtol=1e-6)
+    np.testing.assert_allclose(float(to_come(two, three, 2)), 2.0, rtol=1e-6)
     assert float(learned.offset("hearts")(three, 2)) == 3.0 and float(learned.offset("qs")(three, 2)) == 0.0
     # the Q♠ predictor: nothing to come once the Q♠ is taken, however many hearts are out
     q = spec("qs")
     gone = take(state, [QUEEN_OF_SPADES], seat=3)
-    np.testing.assert_array_equal(np.asarray(learned.value_fn(q)(jnp.full(q.num_features, 100.0), gone)), 0.0)
+    np.testing.assert_array_equal(np.asarray(jax.jit(learned.value_fn(q))(jnp.full(q.num_features, 100.0), gone)), 0.0)
 
 
 def test_recorded_states_and_outcomes(state):

@@ -181,9 +181,11 @@ def test_the_averaged_network_is_the_mean_over_the_half_turn(run):
     assert agent_lib.agent_apply(agent.network.apply, N, False) is agent.network.apply
     _, state = position("a1 b2")
     obs = jnp.asarray(state.observation)[None]
-    logits, value = agent.network.apply(agent.params, obs)
-    turned_logits, turned_value = agent.network.apply(agent.params, obs[:, ::-1, ::-1])
-    log_probs, mean_value = apply(agent.params, obs)
+    # jitted: op by op, every layer's primitives compile one at a time (35 s of the suite's time)
+    net = jax.jit(agent.network.apply)
+    logits, value = net(agent.params, obs)
+    turned_logits, turned_value = net(agent.params, obs[:, ::-1, ::-1])
+    log_probs, mean_value = jax.jit(apply)(agent.params, obs)
     np.testing.assert_allclose(mean_value, 0.5 * (value + turned_value), rtol=1e-5)
     p, q = jax.nn.softmax(logits[0]), jax.nn.softmax(turned_logits[0])
     q = jnp.concatenate([q[:N * N][::-1], q[N * N:]])
