@@ -59,7 +59,7 @@ def test_bad_variant():
 
 def test_state_fields():
     env = jaxgames.make("2048")
-    s = env.init(jax.random.PRNGKey(0))
+    s = jax.jit(env.init)(jax.random.PRNGKey(0))   # jitted: op by op each primitive compiles alone
     chex.assert_shape(s.board, (16,))
     chex.assert_type(s.board, jnp.int8)
     chex.assert_shape(s.observation, (4, 4, 32))

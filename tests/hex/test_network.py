@@ -170,14 +170,15 @@ def test_mover_frame_shows_white_the_board_transposed():
     np.testing.assert_array_equal(N.mover_is_white(jnp.asarray(obs)), white)
     logits, value = apply(params, obs)
     seen = np.where(white[:, None, None, None], obs.swapaxes(1, 2), obs)
-    raw_cells, raw_value = net.module.apply(params, jnp.asarray(seen, jnp.float32))
+    # jitted: op by op, each layer's primitives compile one at a time
+    raw_cells, raw_value = jax.jit(net.module.apply)(params, jnp.asarray(seen, jnp.float32))
     cells = np.asarray(raw_cells).reshape(-1, n, n)
     cells = np.where(white[:, None, None], cells.swapaxes(1, 2), cells).reshape(-1, n * n)
     np.testing.assert_allclose(logits[:, : n * n], cells, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(value, np.tanh(0.5 * np.asarray(raw_value)), rtol=1e-5, atol=1e-6)
     # the same position for White, and for Black with the board transposed, look the same
     plain = N.make(n, mover_frame=False)
-    _, value_plain = plain.apply(params, seen)
+    _, value_plain = jax.jit(plain.apply)(params, seen)
     np.testing.assert_allclose(value, value_plain, rtol=1e-5, atol=1e-6)
 
 

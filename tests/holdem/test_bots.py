@@ -131,7 +131,7 @@ NUM_GAMES = 48
 
 def _random_states(num_games: int = NUM_GAMES, seed: int = 0):
     """The live states of ``num_games`` hands of random play, as one stacked batch."""
-    decks = jax.vmap(ENV.shuffle)(jax.random.split(jax.random.key(seed), num_games))
+    decks = jax.jit(jax.vmap(ENV.shuffle))(jax.random.split(jax.random.key(seed), num_games))
     state = _deal(decks, jnp.zeros(num_games, jnp.int32))
     states, live = [], []
     for t in range(ENV.max_steps):
@@ -139,7 +139,8 @@ def _random_states(num_games: int = NUM_GAMES, seed: int = 0):
         live.append(~np.asarray(state.terminated))
         state = _step(state, _random_actions(state, jax.random.split(jax.random.key(seed + 1 + t), num_games)))
     keep = np.stack(live).reshape(-1)
-    stacked = jax.tree_util.tree_map(lambda *x: jnp.concatenate(x), *states)
+    # on the host: op by op, jnp would compile a concatenation and a gather for every field
+    stacked = jax.tree_util.tree_map(lambda *x: np.concatenate([np.asarray(v) for v in x]), *states)
     return jax.tree_util.tree_map(lambda x: x[keep], stacked)
 
 
@@ -155,10 +156,10 @@ def _hand_made(like, *hands):
         acts = jnp.asarray([a[t] if t < len(a) else betting.CHECK for *_, a in hands], jnp.int32)
         more = np.array([t < len(a) for *_, a in hands])
         stepped = _step(state, acts)
-        state = jax.tree_util.tree_map(
-            lambda x, y: jnp.where(more.reshape((-1,) + (1,) * (x.ndim - 1)), y, x), state, stepped)
+        state = jax.tree_util.tree_map(   # on the host, as in _random_states
+            lambda x, y: np.where(more.reshape((-1,) + (1,) * (np.ndim(x) - 1)), y, x), state, stepped)
     rest = like.step_count.shape[0] - size
-    return jax.tree_util.tree_map(lambda x, y: jnp.concatenate([x, y[:rest]]), state, like)
+    return jax.tree_util.tree_map(lambda x, y: np.concatenate([np.asarray(x), np.asarray(y)[:rest]]), state, like)
 
 
 ALL = [B.random_bot(), B.call_bot(), B.all_in_bot(), B.fold_bot(), EQUITY]

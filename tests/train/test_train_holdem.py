@@ -132,9 +132,9 @@ def test_opponents_are_anchors_the_k_best_or_the_learner_itself():
 
 def test_anchor_opponents_play_as_their_bots():
     net = lib.network(_config())
-    policy = lib.opponent_policy(ENV, net)
-    params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
-    state = ENV.init(jax.random.key(3))      # preflop: the button faces the big blind
+    policy = jax.jit(lib.opponent_policy(ENV, net))   # jitted: op by op each primitive compiles alone
+    params = jax.jit(net.init)(jax.random.key(0), *lib.net_lib.example_inputs())
+    state = jax.jit(ENV.init)(jax.random.key(3))      # preflop: the button faces the big blind
     for kind, expected in ((1, betting.CALL), (2, betting.ALL_IN)):
         opponent = lib.Opponent(kind=jnp.int32(kind), params=params)
         assert int(policy(opponent, jnp.int32(0), state, jax.random.key(1))) == expected
@@ -144,8 +144,8 @@ def test_anchors_flag_adds_the_equity_bot_as_the_last_kind():
     cfg = _config(anchors="call,allin,random,equity")
     assert lib.anchor_names(cfg.anchors) == ("call", "allin", "random", "equity")
     net = lib.network(cfg)
-    policy = lib.opponent_policy(ENV, net, lib.anchor_names(cfg.anchors))
-    params = net.init(jax.random.key(0), *lib.net_lib.example_inputs())
+    policy = jax.jit(lib.opponent_policy(ENV, net, lib.anchor_names(cfg.anchors)))
+    params = jax.jit(net.init)(jax.random.key(0), *lib.net_lib.example_inputs())
     equity_kind = lib.Opponent(kind=jnp.int32(4), params=params)
     # the button to act preflop, 50 to call into 150 (pot odds 0.25): with two aces (equity
     # about 0.85 against a random hand) the equity bot raises the pot; with seven-deuce
@@ -179,8 +179,9 @@ def test_value_bounds_are_the_chips_each_side_put_in():
 
 def test_the_agent_reads_only_what_its_seat_sees():
     _, _, learner, agent = lib.build(_config())
-    params = learner.init(jax.random.key(0)).params
-    states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(1), 64))
+    # jitted: op by op, each primitive of the init compiles on its own
+    params = jax.jit(learner.init)(jax.random.key(0)).params
+    states = jax.jit(jax.vmap(ENV.init))(jax.random.split(jax.random.key(1), 64))
     changed = arena.honesty_check(ENV, agent.policy, params, states, jax.random.key(2))
     assert changed == 0.0
 

@@ -152,10 +152,11 @@ def test_win_rate_distribution_fallbacks():
 
 def test_loss_is_eq3():
     params = INIT(jax.random.key(3))
-    states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(0), 2))
+    states = jax.jit(jax.vmap(ENV.init))(jax.random.split(jax.random.key(0), 2))
     batch = az.Position(obs=states.observation, policy=jnp.full((2, A), 0.0).at[:, :9].set(1 / 9),
                         legal=states.legal_action_mask, value=jnp.array([1.0, -1.0]))
-    total, aux = az.loss(CFG, APPLY, params, batch)
+    # jitted: op by op, each primitive of the network and the loss compiles on its own
+    total, aux = jax.jit(lambda p, b: az.loss(CFG, APPLY, p, b))(params, batch)
     logits, v = APPLY(params, batch.obs)
     p = np.asarray(jax.nn.softmax(jnp.where(batch.legal, logits, -1e9)))
     lp = -(np.asarray(batch.policy) * np.log2(np.maximum(p, 1e-30))).sum(-1).mean()
