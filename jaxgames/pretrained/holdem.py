@@ -108,13 +108,9 @@ def card_fields(config: dict, summary: dict) -> dict:
 def measure(player, *, baselines: list[str], deals: int, seed: int = 0) -> dict:
     """The agent's duplicate match against each of ``baselines`` (names of
     ``bots.BOT_NAMES``), ``deals`` deals each: the card's ``evaluation`` shape."""
-    env = player.env
-    key = jax.random.key(seed)
-    results = {}
-    for i, name in enumerate(baselines):
-        r = bots.head_to_head(env, player, bots.make_bot(env, name), jax.random.fold_in(key, i),
-                              num_deals=deals, params=[player.params, None])
-        results[name] = {"mean": r.mean, "ci95": r.ci95}
+    played = bots.against_baselines(player.env, player, player.params, jax.random.key(seed), names=baselines,
+                                    num_deals=deals)
+    results = {name: {"mean": r.mean, "ci95": r.ci95} for name, r in played.items()}
     return {"unit": "mbb/hand", "deals": deals, "hands": 2 * deals, "method": METHOD, "baselines": results}
 
 

@@ -304,6 +304,18 @@ def test_duplicate_summary_by_hand():
     assert B.to_mbb(150, 100) == 1500.0
 
 
+def test_against_baselines_is_one_head_to_head_a_baseline():
+    """One compiled arena for every baseline, and the results of one ``head_to_head`` each, to
+    the last bit (the i-th baseline played with ``fold_in(key, i)``)."""
+    key = jax.random.key(7)
+    got = B.against_baselines(ENV, B.call_bot(), None, key, names=["random", "allin"], num_deals=8)
+    assert list(got) == ["random", "allin"]
+    for i, name in enumerate(got):
+        alone = B.head_to_head(ENV, B.call_bot(), B.make_bot(ENV, name), jax.random.fold_in(key, i), num_deals=8)
+        np.testing.assert_array_equal(got[name].deal_returns, alone.deal_returns)
+    assert not np.array_equal(got["random"].deal_returns, got["allin"].deal_returns)
+
+
 def test_head_to_head_errors():
     with pytest.raises(ValueError, match="num_deals"):
         B.head_to_head(ENV, EQUITY, EQUITY, jax.random.key(0), num_deals=1)

@@ -212,11 +212,7 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
 def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bots_lib.HeadToHead]:
     """The agent's duplicate match against each baseline: ``{name: HeadToHead}`` (mbb/hand
     from the agent's side, 95% interval over deals)."""
-    out = {}
-    for i, name in enumerate(BASELINES):
-        out[name] = bots_lib.head_to_head(env, agent, bots_lib.make_bot(env, name), jax.random.fold_in(key, i),
-                                          num_deals=num_deals, params=[params, None])
-    return out
+    return bots_lib.against_baselines(env, agent, params, key, names=BASELINES, num_deals=num_deals)
 
 
 #: LBR's winnings against the equity and the random bot, mbb/hand (bench.holdem_bots,
