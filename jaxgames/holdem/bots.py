@@ -43,8 +43,8 @@ Array = jax.Array
 #: ``probs(params, state, key) -> float32 [9]``: action probabilities of the player to move
 ProbsFn = Callable[[Any, State, PRNGKey], Array]
 
-__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "all_in_bot", "board_code", "call_bot",
-           "against_baselines", "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "one_of",
+__all__ = ["BOT_NAMES", "EquityBotConfig", "HeadToHead", "against_baselines", "all_in_bot", "board_code",
+           "call_bot", "duplicate_summary", "equity_bot", "fold_bot", "head_to_head", "make_bot", "one_of",
            "player_from_probs", "policy_from_probs", "random_bot", "sample_action", "to_mbb"]
 
 
@@ -322,11 +322,6 @@ def head_to_head(env: Env, bot_a: Player, bot_b: Player, key: PRNGKey, *, num_de
     return duplicate_summary(result.returns[:, 0], env.big_blind)
 
 
-@functools.lru_cache(maxsize=8)
-def _baselines(env: Env, names: tuple[str, ...]) -> Player:
-    return one_of([make_bot(env, name) for name in names])
-
-
 def against_baselines(env: Env, player: Player, params: Any, key: PRNGKey, *, names: Sequence[str],
                       num_deals: int) -> dict[str, HeadToHead]:
     """``player``'s duplicate match (``head_to_head``) against each baseline of ``names``,
@@ -335,7 +330,7 @@ def against_baselines(env: Env, player: Player, params: Any, key: PRNGKey, *, na
     The baselines are one bot (:func:`one_of`), so one compiled arena plays them all, with the
     results of one ``head_to_head`` a baseline to the last bit: five arenas took 20 s to compile
     and this one 5.6 s (the small network, 200 deals, a 2-core Intel Xeon under load)."""
-    table = _baselines(env, tuple(names))
+    table = one_of([make_bot(env, name) for name in names])   # cached: the same bot every call
     return {name: head_to_head(env, player, table, jax.random.fold_in(key, i), num_deals=num_deals,
                                params=[params, jnp.int32(i)])
             for i, name in enumerate(names)}
