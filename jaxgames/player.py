@@ -18,16 +18,24 @@ Two fields only some players have, optional so the others leave them out:
 
 Frozen and, with hashable ``params`` (None, say), hashable: arenas cached per player compile
 once, and two players built from the same arguments are equal.
+
+:func:`one_of` makes one player of several: its parameter is the index of the one that plays,
+so one compiled arena plays a player against each of a table of baselines in turn (compiling an
+arena per baseline compiles the player's own policy, a search or a network, each time).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+import functools
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
 
 from jaxgames.core import Policy
 
-__all__ = ["Player"]
+__all__ = ["Player", "one_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,3 +47,29 @@ class Player:
     params: Any = None                 # the policy's first argument (None: a parameter-free bot)
     probs: Callable[..., Any] | None = None  # probs(params, state, key) -> float32 [A], if any
     honest: bool = True                # False: reads cards its seat may not see, by design
+
+
+def one_of(players: Sequence[Player]) -> Player:
+    """One player that plays ``players[params]`` (``params``: an int32 index), each with its own
+    parameters: ``play(env, [agent, one_of(table)], params=[agent_params, jnp.int32(i)])`` is
+    the agent against ``table[i]``, one compiled arena for every ``i`` (an unbatched index under
+    ``vmap`` keeps ``lax.switch`` a real branch: only the chosen player is computed). It has
+    ``probs`` when every player has them, and is honest when every player is. The same players
+    give the same (cached) player, so an arena cached per player compiles once."""
+    players = tuple(players)
+    if not players or not all(isinstance(p, Player) for p in players):
+        raise ValueError(f"one_of needs one Player or more, got {players!r}")
+    return _one_of(players)
+
+
+@functools.lru_cache(maxsize=None)
+def _one_of(players: tuple[Player, ...]) -> Player:
+    def switch(fns, params, state, key):
+        return jax.lax.switch(jnp.asarray(params, jnp.int32), fns, state, key)
+
+    policy = functools.partial(switch, tuple(functools.partial(p.policy, p.params) for p in players))
+    probs = None
+    if all(p.probs is not None for p in players):
+        probs = functools.partial(switch, tuple(functools.partial(p.probs, p.params) for p in players))
+    return Player(name="one of " + ", ".join(p.name for p in players), policy=policy, probs=probs,
+                  honest=all(p.honest for p in players))

@@ -37,7 +37,7 @@ from jaxgames.arena import Arena, ci95
 from jaxgames.core import Env, Policy, PRNGKey, State
 from jaxgames.holdem import betting
 from jaxgames.holdem.equity import equity
-from jaxgames.player import Player
+from jaxgames.player import Player, one_of   # one_of: re-exported, the bots of a table as one player
 
 Array = jax.Array
 #: ``probs(params, state, key) -> float32 [9]``: action probabilities of the player to move
@@ -240,24 +240,6 @@ def make_bot(env: Env, name: str, **options: Any) -> Player:
     if options:
         raise ValueError(f"the {name} bot takes no options, got {sorted(options)}")
     return simple[name]
-
-
-def one_of(bots: Sequence[Player]) -> Player:
-    """One bot that plays ``bots[params]`` (params: an int32 index), so a single compiled
-    arena serves every pairing of a round robin. The chosen bot runs without parameters.
-    (An unbatched index under ``vmap`` keeps ``lax.switch`` a real branch: only the chosen
-    bot is computed.)"""
-    bots = tuple(bots)
-    return _one_of(bots)
-
-
-@functools.lru_cache(maxsize=None)
-def _one_of(bots: tuple) -> Player:
-    def probs(params, state, key):
-        return jax.lax.switch(jnp.asarray(params, jnp.int32),
-                              [functools.partial(b.probs, None) for b in bots], state, key)
-
-    return player_from_probs("one of " + ", ".join(b.name for b in bots), probs)
 
 
 # -- head-to-head ---------------------------------------------------------------------------------

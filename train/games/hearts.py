@@ -32,6 +32,7 @@ import functools
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.hearts import bots as bots_lib
@@ -39,6 +40,7 @@ from jaxgames.hearts import evaluate as eval_lib
 from jaxgames.hearts import features as feat
 from jaxgames.hearts import learned
 from jaxgames.hearts.game import Hearts
+from jaxgames.player import one_of
 from train.algos import linear_td
 from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
 from train.common.plots import line_plot
@@ -108,9 +110,10 @@ def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam:
 
 
 def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=EXPERTS) -> dict:
-    """The learned player (perfect information) against each expert: ``{expert: MatchResult}``."""
+    """The learned player (perfect information) against each expert of ``experts`` (of
+    :data:`EXPERTS`): ``{expert: MatchResult}``."""
     env = env_of()
-    return _matches(env, learned.perfect_policy(spec, env), "learned", weights, key, deals, experts, {})
+    return _matches(env, learned.perfect_policy(spec, env), "learned", weights, key, deals, EXPERTS, experts, {})
 
 
 def evaluate_imperfect(spec: learned.ValueSpec, weights, key, deals: int, worlds: int) -> dict:
@@ -118,17 +121,19 @@ def evaluate_imperfect(spec: learned.ValueSpec, weights, key, deals: int, worlds
     and the rule-based bot, the moon on: ``{expert: MatchResult}``."""
     env = env_of(moon=True)
     return _matches(env, learned.imperfect_policy(spec, env, worlds), "learned (PIMC)", weights, key, deals,
-                    IMPERFECT, {"iie": {"num_worlds": worlds}})
+                    IMPERFECT, IMPERFECT, {"iie": {"num_worlds": worlds}})
 
 
-def _matches(env, policy, name, weights, key, deals, experts, options) -> dict:
-    """``policy`` (with ``weights``) against each expert bot over ``deals`` deals x 14 seatings."""
-    out = {}
-    for i, expert in enumerate(experts):
-        bot = bots_lib.make_bot(env, expert, **options.get(expert, {}))
-        out[expert] = eval_lib.evaluate(env, [policy, bot.policy], jax.random.fold_in(key, i), deals=deals,
-                                        params=[weights, None], names=[name, expert])
-    return out
+def _matches(env, policy, name, weights, key, deals, table, experts, options) -> dict:
+    """``policy`` (with ``weights``) against each bot of ``experts`` over ``deals`` deals x 14
+    seatings, the i-th bot of ``table`` with ``fold_in(key, i)``. The table is one player
+    (``one_of``), so one compiled arena plays every bot of it, in the rounds' evaluations and the
+    final one alike: an arena per bot compiled the learned player's search each time."""
+    player = one_of([bots_lib.make_bot(env, bot, **options.get(bot, {})) for bot in table])
+    return {expert: eval_lib.evaluate(env, [policy, player], jax.random.fold_in(key, table.index(expert)),
+                                      deals=deals, params=[weights, jnp.int32(table.index(expert))],
+                                      names=[name, expert])
+            for expert in experts}
 
 
 def _stage_config(config, stage: str, root, resume: bool):
