@@ -25,6 +25,7 @@ import pathlib
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.hearts import bots
@@ -32,6 +33,7 @@ from jaxgames.hearts import evaluate as eval_lib
 from jaxgames.hearts.agent import Agent, AgentError, default_env, load_agent, make_agent
 from jaxgames.hearts.agent import params_like as _params_like
 from jaxgames.hearts.game import Hearts
+from jaxgames.player import one_of
 from jaxgames.run_folder import read_summary_json
 
 __all__ = ["DEFAULT_DEALS", "card_fields", "make_player", "measure", "params_like", "read_run"]
@@ -133,17 +135,16 @@ def measure(player: Agent, *, baselines: list[str], deals: int, seed: int = 0, i
     key = jax.random.key(seed)
     env = _env(moon=False)
     searcher = player.playing(env, perfect=True)
-    results = {bot: _match(env, searcher, bots.make_bot(env, bot), jax.random.fold_in(key, i), deals)
-               for i, bot in enumerate(baselines)}
+    results = _matches(env, searcher, [bots.make_bot(env, bot) for bot in baselines], key, deals)
     out = {"unit": UNIT, "deals": deals, "hands": eval_lib.NUM_SEATINGS * deals, "method": METHOD,
            "baselines": results}
     if imperfect_deals:
         env = _env(moon=True)
         pimc = player.playing(env)
         worlds = pimc.num_worlds
-        results = {bot: _match(env, pimc, bots.make_bot(env, bot, **({"num_worlds": worlds} if bot == "iie" else {})),
-                               jax.random.fold_in(key, 100 + i), imperfect_deals)
-                   for i, bot in enumerate(imperfect or IMPERFECT_BOTS)}
+        table = [bots.make_bot(env, bot, **({"num_worlds": worlds} if bot == "iie" else {}))
+                 for bot in imperfect or IMPERFECT_BOTS]
+        results = _matches(env, pimc, table, key, imperfect_deals, first=100)
         out["imperfect_information"] = {
             "unit": UNIT, "deals": imperfect_deals, "hands": eval_lib.NUM_SEATINGS * imperfect_deals,
             "worlds": worlds, "method": IMPERFECT_METHOD.format(worlds=worlds), "baselines": results}
@@ -157,8 +158,17 @@ def _env(moon: bool) -> Hearts:
     return default_env() if moon else Hearts(variant="paper", moon=False)
 
 
-def _match(env: Hearts, agent: Agent, bot, key: jax.Array, deals: int) -> dict:
-    r = eval_lib.evaluate(env, [agent, bot], key, deals=deals, names=["agent", bot.name])
+def _matches(env: Hearts, agent: Agent, table: list, key: jax.Array, deals: int, first: int = 0) -> dict:
+    """The agent against each bot of ``table``, the i-th with ``fold_in(key, first + i)``,
+    through one compiled arena (the bots as one player, ``one_of``)."""
+    bot = one_of(table)
+    return {b.name: _match(env, agent, bot, b.name, jax.random.fold_in(key, first + i), deals, index=i)
+            for i, b in enumerate(table)}
+
+
+def _match(env: Hearts, agent: Agent, bot, name: str, key: jax.Array, deals: int, index: int) -> dict:
+    r = eval_lib.evaluate(env, [agent, bot], key, deals=deals, names=["agent", name],
+                          params=[agent.params, jnp.int32(index)])
     return {"mean": -float(r.difference), "ci95": float(r.difference_ci95),
             "agent_points": {"mean": float(r.points[0]), "ci95": float(r.points_ci95[0])},
             "bot_points": {"mean": float(r.points[1]), "ci95": float(r.points_ci95[1])},
