@@ -104,7 +104,7 @@ def promote(league: League, params: Any) -> League:
 
 
 #: promote as one program, for the host hook: run op by op it compiled every primitive of every
-#: parameter shape alone (about 30 small programs, 2-5 s of a tiny run's start)
+#: parameter shape alone (about 40 small programs, 2-5 s of a tiny run's start)
 _promote_compiled = jax.jit(promote)
 
 
