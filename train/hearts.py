@@ -69,6 +69,9 @@ class Config(RunConfig):
     lr_scale: float = 416.0
     """Step of a state: 1 / (lr_scale x its active features). The source's 13 is for one game at
     a time; the games of an update are summed, so the default is 13 x 32 games."""
+    sequential: bool = False
+    """Learn the games of an update one after another (each from the weights the previous ones
+    left, as the source's one game at a time) instead of summing their steps."""
     eval_deals: int = 4
     """Deals (x 14 seatings) against PIE and against the rule bot after every round."""
     final_eval_deals: int = 20

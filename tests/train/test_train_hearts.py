@@ -164,3 +164,36 @@ def test_presets_are_valid():
     for name, c in PRESETS.items():
         c.validate()
     assert PRESETS["full"].rounds * PRESETS["full"].updates_per_round > PRESETS["quick"].rounds * PRESETS["quick"].updates_per_round
+
+
+def test_training_against_pie_plays_pie_in_the_three_other_seats():
+    """``--opponent pie``: on recorded training games (``linear_td.play_and_record`` as the learner
+    plays them) every move of seats 1-3 is PIE's and every move of seat 0 the learned search's, on
+    a replay from the same keys; only seat 0's states are recorded, its outcome its Q♠ points. The
+    two players differ at some of the other seats' moves, so the check tells them apart."""
+    from jaxgames.hearts import bots, features as feat, learned
+    from train.algos import linear_td
+
+    spec = learned.ValueSpec("qs", feat.FeatureSpec(feat.NUM_ATOMS_QS, (1,), 4),
+                             feat.FeatureSpec(feat.NUM_ATOMS_HEARTS, (1,), 4))
+    env, setup = lib.env_of(), lib.play_setup(spec, "pie")
+    weights = jax.random.uniform(jax.random.key(3), (spec.num_features,), minval=-2.0, maxval=4.0)
+    keys = jax.random.split(jax.random.key(4), 3)
+    rec = jax.jit(jax.vmap(lambda k: linear_td.play_and_record(env, weights, k, **setup)))(keys)
+    assert rec.indices.shape[1] == 1 and bool(rec.ended.all())
+    pie, mine = jax.jit(bots.make_bot(env, "pie").policy), jax.jit(learned.perfect_policy(spec, env))
+    init, step = jax.jit(env.init), jax.jit(env.step)
+    differ = 0
+    for g, key in enumerate(keys):
+        init_key, play_key = jax.random.split(key)
+        state, step_keys = init(init_key), jax.random.split(play_key, lib.MAX_STEPS)
+        for t in range(lib.MAX_STEPS):
+            seat, action = int(state.current_player), int(rec.actions[g, t])
+            by_pie, by_learned = int(pie(None, state, step_keys[t])), int(mine(weights, state, step_keys[t]))
+            assert action == (by_learned if seat == 0 else by_pie), (g, t, seat)
+            differ += seat != 0 and by_pie != by_learned
+            state = step(state, action)
+        assert bool(state.terminated)
+        taken = float(np.asarray(state.taken_by[feat.QUEEN_OF_SPADES] == 0) * 13.0)
+        assert float(rec.outcome[g, 0]) == taken
+    assert differ > 0

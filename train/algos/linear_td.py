@@ -71,7 +71,7 @@ import jax.numpy as jnp
 Array = jax.Array
 
 __all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "backward_pass", "backward_update", "batch_deltas",
-           "batch_update", "init_weights", "make", "play_and_record", "raw_value", "value"]
+           "batch_update", "init_weights", "sequential_update", "make", "play_and_record", "raw_value", "value"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,6 +241,24 @@ def batch_update(weights: Array, indices: Array, valid: Array, present: Array, f
     return _scatter(weights, indices, valid & present[..., None], bp.coef), bp
 
 
+def sequential_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
+                      *, cfg: LinearTDConfig, offset: Array | None = None) -> tuple[Array, BackwardPass]:
+    """``(weights float32 [F], the passes)``: a batch of sequences (shapes in
+    :func:`batch_deltas`) learned one after another, as the source learns one game at a time:
+    sequence b's backward pass starts from the weights after sequences 0..b-1 (a ``lax.scan``
+    over the batch, the weights updated in place). The games may be *played* in parallel with
+    one set of weights; only their learning is sequential."""
+    if offset is None:
+        offset = jnp.zeros(present.shape, jnp.float32)
+
+    def one(w, seq):
+        i, v, p, r, c = seq
+        bp = backward_pass(w, i, v, p, r, cfg=cfg, offset=c)
+        return _scatter(w, i, v & p[:, None], bp.coef), bp
+
+    return jax.lax.scan(one, weights, (indices, valid, present, final_return, offset))
+
+
 # -- the learner for the chunked driver (train/algos/learner.py) ---------------------------------
 
 
@@ -262,6 +280,7 @@ class Recorded:
     outcome: chex.Array   # float32 [B, P]
     overflow: chex.Array  # bool [B]  more than T states were marked (the later ones dropped)
     ended: chex.Array     # bool [B]  the game ended within max_steps
+    actions: chex.Array   # int32 [B, max_steps]  the game's moves in order (-1 once it ended)
 
 
 def play_and_record(env, weights, key, *, policy, opponent_policy, features, record, outcome,
@@ -272,7 +291,9 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
     self-play when it is ``policy``); at each state where ``record(state)`` is true (before the
     move), each learning seat's ``features(state, seat) -> (indices [M], valid [M])`` goes into
     the next of ``max_records`` rows, with ``offset(state, seat)`` (float32 [], 0 when None).
-    ``outcome(final_state, seat)`` is each learning seat's return. A ``lax.scan`` of ``max_steps`` steps (a finished game stays as it is)."""
+    ``outcome(final_state, seat)`` is each learning seat's return; ``actions`` the moves played
+    (to check a game's seats on a replay). A ``lax.scan`` of ``max_steps`` steps (a finished
+    game stays as it is)."""
     init_key, play_key = jax.random.split(key)
     state = env.init(init_key)
     seats = jnp.asarray(learning_seats, jnp.int32)
@@ -305,13 +326,14 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
             action = jnp.where(mine, policy(weights, state, k), opponent_policy(weights, state, k))
         nxt = env.step(state, action.astype(jnp.int32))
         state = jax.tree_util.tree_map(lambda a, b: jnp.where(live, a, b), nxt, state)
-        return (state, (idx, val, pres, off), count, over), None
+        return (state, (idx, val, pres, off), count, over), jnp.where(live, action, -1).astype(jnp.int32)
 
     carry = (state, rows, jnp.int32(0), jnp.bool_(False))
-    (state, (idx, val, pres, off), _, over), _ = jax.lax.scan(step, carry, jax.random.split(play_key, max_steps))
+    (state, (idx, val, pres, off), _, over), actions = jax.lax.scan(step, carry,
+                                                                    jax.random.split(play_key, max_steps))
     out = jax.vmap(lambda s: jnp.asarray(outcome(state, s), jnp.float32))(seats)
     return Recorded(indices=idx, valid=val, present=pres, offset=off, outcome=out, overflow=over,
-                    ended=state.terminated | state.truncated)
+                    ended=state.terminated | state.truncated, actions=actions)
 
 
 def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_records: int,
@@ -319,7 +341,7 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
          outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
          games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
          opponent_policy: Callable[[Array, Any, Array], Array] | None = None,
-         offset: Callable[[Any, Any], Array] | None = None):
+         offset: Callable[[Any, Any], Array] | None = None, sequential: bool = False):
     """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
     knowing nothing of the game.
 
@@ -363,8 +385,9 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     def update(carry, key):
         rec = jax.vmap(lambda k: play(carry.weights, k))(jax.random.split(key, games_per_update))
         seq = lambda x: x.reshape(-1, *x.shape[2:])                       # [B * P, ...]
-        weights, bp = batch_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
-                                   seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
+        learn = sequential_update if sequential else batch_update
+        weights, bp = learn(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
+                            seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
         present = seq(rec.present)
         metrics = {
             "outcome": rec.outcome.mean(),

@@ -79,7 +79,8 @@ def base_spec(config, predictor: str | None = None) -> learned.ValueSpec:
 def learner(config, spec: learned.ValueSpec, initial_weights=None):
     """The TD(λ) learner of ``spec``; from ``initial_weights`` (float32 [F]) instead of the
     source's random ones when given (the combined player's start)."""
-    base = _learner(spec, config.games_per_update, config.opponent, config.lam, config.lr_scale)
+    base = _learner(spec, config.games_per_update, config.opponent, config.lam, config.lr_scale,
+                    config.sequential)
     if initial_weights is None:
         return base
     weights = jax.numpy.asarray(initial_weights, jax.numpy.float32)
@@ -89,24 +90,30 @@ def learner(config, spec: learned.ValueSpec, initial_weights=None):
 
 
 @functools.lru_cache(maxsize=8)
-def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam: float, lr_scale: float):
+def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam: float, lr_scale: float,
+             sequential: bool = False):
     """One learner per setting, so that a run's phases and a resumed run reuse its compiled
     update (the driver compiles one chunk per update function)."""
+    cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale,
+                                   clip_margin=learned.CLIP_MARGIN)
+    return linear_td.make(cfg, env_of(), num_features=spec.num_features, games_per_update=games_per_update,
+                          sequential=sequential, **play_setup(spec, opponent))
+
+
+def play_setup(spec: learned.ValueSpec, opponent: str) -> dict:
+    """What a training game of ``spec`` against ``opponent`` is (``linear_td.play_and_record``'s
+    keywords): the learned trick search in the learning seats (every seat for "self", seat 0 for
+    "pie", PIE in the three others), the states recorded, their features, offsets and outcomes."""
     env = env_of()
-    policy = learned.perfect_policy(spec, env)
     if opponent == "self":
         seats, opponent_policy = None, None
     else:
         pie = bots_lib.make_bot(env, "pie").policy
         seats, opponent_policy = (0,), (lambda w, s, k: pie(None, s, k))
-    cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale,
-                                   clip_margin=learned.CLIP_MARGIN)
-    return linear_td.make(cfg, env, num_features=spec.num_features, num_slots=spec.num_slots,
-                          max_records=MAX_RECORDS, features=learned.features_fn(spec),
-                          record=learned.record(spec.predictor), outcome=learned.outcome(spec.predictor),
-                          policy=policy, games_per_update=games_per_update, max_steps=MAX_STEPS,
-                          learning_seats=seats, opponent_policy=opponent_policy,
-                          offset=learned.offset(spec.predictor))
+    return dict(policy=learned.perfect_policy(spec, env), opponent_policy=opponent_policy, learning_seats=seats,
+                features=learned.features_fn(spec), record=learned.record(spec.predictor),
+                outcome=learned.outcome(spec.predictor), offset=learned.offset(spec.predictor),
+                num_slots=spec.num_slots, max_records=MAX_RECORDS, max_steps=MAX_STEPS)
 
 
 def evaluate_against(spec: learned.ValueSpec, weights, key, deals: int, experts=EXPERTS) -> dict:

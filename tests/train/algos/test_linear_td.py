@@ -21,6 +21,7 @@ WIDE = L.LinearTDConfig(value_low=-100.0, value_high=100.0, lam=0.75, lr_scale=1
 UPDATE = jax.jit(L.backward_update, static_argnames="cfg")
 PASS = jax.jit(L.backward_pass, static_argnames="cfg")
 BATCH = jax.jit(L.batch_update, static_argnames="cfg")
+SEQUENTIAL = jax.jit(L.sequential_update, static_argnames="cfg")
 
 
 def reference(weights, indices, valid, present, final_return, cfg):
@@ -229,6 +230,23 @@ def test_batch_equals_the_sum_of_single_game_deltas():
     assert bp.coef.shape == (5, 6)
     # each game's own pass is the single game's
     np.testing.assert_allclose(bp.values[2], PASS(w, *games[2], cfg=WIDE).values, atol=1e-6)
+
+
+def test_sequential_is_one_game_after_another():
+    """The source's one game at a time: game b learns from the weights games 0..b-1 left (the
+    Python reference chained), which differs from the summed batch when the games share features."""
+    gen = np.random.default_rng(6)
+    games = [random_game(gen, num_features=8, padded=int(gen.integers(0, 3))) for _ in range(4)]
+    w = jnp.asarray(gen.uniform(-1, 1, 8), jnp.float32)
+    stacked = [jnp.asarray(np.stack(x)) for x in zip(*games)]
+    new, bp = SEQUENTIAL(w, *stacked, cfg=WIDE)
+    expect = np.asarray(w, np.float64)
+    for b, g in enumerate(games):
+        np.testing.assert_allclose(bp.values[b], PASS(jnp.asarray(expect, jnp.float32), *g, cfg=WIDE).values, atol=1e-5)
+        expect = reference(expect, *g[:3], float(g[3]), WIDE)
+    np.testing.assert_allclose(new, expect, atol=1e-5)
+    summed, _ = BATCH(w, *stacked, cfg=WIDE)
+    assert np.abs(np.asarray(summed) - expect).max() > 1e-2
 
 
 def test_no_recompiles():
