@@ -50,7 +50,7 @@ from jaxgames.search.pimc import pimc_policy as _pimc_policy
 
 Array = jax.Array
 
-__all__ = ["CLIP_MARGIN", "PREDICTORS", "ValueSpec", "combined_spec", "features_fn", "imperfect_policy", "offset", "outcome",
+__all__ = ["CLIP_MARGIN", "PREDICTORS", "ValueSpec", "atoms_fn", "combined_spec", "features_fn", "features_of_atoms", "imperfect_policy", "offset", "outcome",
            "perfect_policy", "record", "select_top", "taken", "to_come", "top_features", "value_fn"]
 
 PREDICTORS = ("qs", "hearts", "combined")
@@ -59,6 +59,9 @@ RANGE = {"qs": 13.0, "hearts": 13.0, "combined": 26.0}
 #: the output is cut to [CLIP_MARGIN, range - CLIP_MARGIN]: the source's "0+" and "13-", so a
 #: search tells "will take it" from "has taken it"; training (``train.games.hearts``) cuts the same
 CLIP_MARGIN = 1e-3
+#: leaves per chunk of the trick search: a chunk's distinct atom vectors are valued once, so a
+#: larger chunk than the search's default shares more
+LEAF_CHUNK = 256
 
 _HEART = np.arange(NUM_CARDS) % 4 == HEARTS
 _QS = np.arange(NUM_CARDS) == QUEEN_OF_SPADES
@@ -147,19 +150,34 @@ def _lookup(selected: tuple[int, ...], size: int, offset: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def features_fn(spec: ValueSpec) -> Callable[[State, Array], tuple[Array, Array]]:
-    """``features(state, seat) -> (indices int32 [M], valid bool [M])``: the active features
-    of ``state`` for ``seat`` (every hand read), M = ``spec.num_slots``."""
+def atoms_fn(spec: ValueSpec) -> Callable[[State, Array], Array]:
+    """``atoms(state, seat) -> bool [K]``: what the value reads of ``state`` for ``seat``, the
+    capped atoms of the predictor's atom sets (the Q♠ atoms, the hearts atoms, or both in that
+    order): a state's features are all a function of them (:func:`features_of_atoms`)."""
+    def atoms(state, seat):
+        parts = []
+        if spec.predictor in ("qs", "combined"):
+            parts.append(feat.capped(feat.atoms_qs(state, seat), spec.qs.max_active))
+        if spec.predictor in ("hearts", "combined"):
+            parts.append(feat.capped(feat.atoms_hearts(state, seat), spec.hearts.max_active))
+        return jnp.concatenate(parts)
+
+    return atoms
+
+
+@functools.lru_cache(maxsize=16)
+def features_of_atoms(spec: ValueSpec) -> Callable[[Array], tuple[Array, Array]]:
+    """``features(atoms) -> (indices int32 [M], valid bool [M])`` from :func:`atoms_fn`'s atoms."""
     if spec.predictor == "qs":
-        return lambda state, seat: feat.active_indices(feat.atoms_qs(state, seat), include=spec.qs)
+        return lambda atoms: feat.active_indices(atoms, include=spec.qs)
     if spec.predictor == "hearts":
-        return lambda state, seat: feat.active_indices(feat.atoms_hearts(state, seat), include=spec.hearts)
+        return lambda atoms: feat.active_indices(atoms, include=spec.hearts)
     qs_table = _lookup(spec.qs_selected, spec.qs.num_features, 0)
     hearts_table = _lookup(spec.hearts_selected, spec.hearts.num_features, len(spec.qs_selected))
 
-    def features(state, seat):
-        qi, qv = feat.active_indices(feat.atoms_qs(state, seat), include=spec.qs)
-        hi, hv = feat.active_indices(feat.atoms_hearts(state, seat), include=spec.hearts)
+    def features(atoms):
+        qi, qv = feat.active_indices(atoms[:feat.NUM_ATOMS_QS], include=spec.qs)
+        hi, hv = feat.active_indices(atoms[feat.NUM_ATOMS_QS:], include=spec.hearts)
         qw = jnp.asarray(qs_table)[qi]
         hw = jnp.asarray(hearts_table)[hi]
         idx = jnp.concatenate([qw, hw])
@@ -167,6 +185,14 @@ def features_fn(spec: ValueSpec) -> Callable[[State, Array], tuple[Array, Array]
         return jnp.where(valid, idx, 0), valid
 
     return features
+
+
+@functools.lru_cache(maxsize=16)
+def features_fn(spec: ValueSpec) -> Callable[[State, Array], tuple[Array, Array]]:
+    """``features(state, seat) -> (indices int32 [M], valid bool [M])``: the active features
+    of ``state`` for ``seat`` (every hand read), M = ``spec.num_slots``."""
+    atoms, features = atoms_fn(spec), features_of_atoms(spec)
+    return lambda state, seat: features(atoms(state, seat))
 
 
 def _left(state: State, predictor: str) -> Array:
@@ -200,35 +226,46 @@ def offset(predictor: str) -> Callable[[State, Array], Array]:
     return lambda state, seat: taken(state, seat, predictor)
 
 
+def _weights_sum(spec: ValueSpec) -> Callable[[Array, Array], Array]:
+    features = features_of_atoms(spec)
+
+    def total(weights, atoms):
+        idx, valid = features(atoms)
+        return jnp.where(valid, weights[idx], 0.0).sum()
+
+    return total
+
+
+def _points_to_come(spec: ValueSpec, weights_sum: Array, state: State, seat: Array) -> Array:
+    have = taken(state, seat, spec.predictor)
+    out = jnp.clip(have + weights_sum, CLIP_MARGIN, spec.value_high - CLIP_MARGIN)
+    return jnp.where(_left(state, spec.predictor), jnp.maximum(out - have, 0.0), 0.0)
+
+
 def to_come(spec: ValueSpec) -> Callable[[Array, State, Array], Array]:
     """``to_come(weights, state, seat) -> float32 []``: the points the seat is predicted still
     to take: the output (the points taken plus the weights' sum, cut to the range, as
     training reads it) minus the points taken, at least 0; 0 once nothing of the predictor's
     kind is left."""
-    features = features_fn(spec)
-
-    def points(weights, state, seat):
-        idx, valid = features(state, seat)
-        have = taken(state, seat, spec.predictor)
-        out = jnp.clip(have + jnp.where(valid, weights[idx], 0.0).sum(), CLIP_MARGIN, spec.value_high - CLIP_MARGIN)
-        return jnp.where(_left(state, spec.predictor), jnp.maximum(out - have, 0.0), 0.0)
-
-    return points
+    atoms, total = atoms_fn(spec), _weights_sum(spec)
+    return lambda weights, state, seat: _points_to_come(spec, total(weights, atoms(state, seat)), state, seat)
 
 
 @functools.lru_cache(maxsize=16)
-def value_fn(spec: ValueSpec):
+def value_fn(spec: ValueSpec) -> trick_maxn.KeyedValue:
     """``value_fn(weights, state) -> float32 [4]`` for the trick search: minus each seat's
-    predicted points to come."""
-    points = to_come(spec)
-    return trick_maxn.per_seat(lambda w, s, seat: -points(w, s, seat))
+    predicted points to come. A :class:`~jaxgames.hearts.trick_maxn.KeyedValue` keyed by the
+    capped atoms, so the search sums the weights once per distinct atom vector of its leaves."""
+    return trick_maxn.KeyedValue(
+        key=atoms_fn(spec), costly=_weights_sum(spec),
+        finish=lambda weights, state, seat, total: -_points_to_come(spec, total, state, seat))
 
 
 @functools.lru_cache(maxsize=16)
 def perfect_policy(spec: ValueSpec, env: Hearts) -> Policy:
     """``policy(weights, state, key)``: max^n to the end of the trick with the learned value,
     reading every hand (perfect information, as PIE)."""
-    return trick_maxn.trick_search_policy(env, value_fn(spec))
+    return trick_maxn.trick_search_policy(env, value_fn(spec), chunk=LEAF_CHUNK)
 
 
 @functools.lru_cache(maxsize=16)
@@ -236,7 +273,7 @@ def imperfect_policy(spec: ValueSpec, env: Hearts, num_worlds: int = 20) -> Poli
     """``policy(weights, state, key)``: PIMC over ``num_worlds`` worlds dealt from the mover's
     view (the source: 20), the learned trick search in each; honest; the passing rule of the
     bots while passing."""
-    pimc = _pimc_policy(env, trick_maxn.trick_search_values(env, value_fn(spec)), num_worlds=num_worlds)
+    pimc = _pimc_policy(env, trick_maxn.trick_search_values(env, value_fn(spec), chunk=LEAF_CHUNK), num_worlds=num_worlds)
 
     def policy(weights: Any, state: State, key: Array) -> Array:
         passing = state.leader < 0

@@ -63,6 +63,7 @@ PIMC over sampled worlds with :func:`trick_search_values` as its ``search_fn``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable
 
@@ -81,7 +82,7 @@ Array = jax.Array
 #: ``value_fn(params, state) -> float32 [4]``: each seat's value of a leaf, higher is better
 ValueFn = Callable[[Any, State], Array]
 
-__all__ = ["DEFAULT_CHUNK", "DEFAULT_MAX_LEAVES", "MAX_MAX_LEAVES", "MIN_MAX_LEAVES", "TrickMaxnOutput", "per_seat",
+__all__ = ["DEFAULT_CHUNK", "DEFAULT_MAX_LEAVES", "KeyedValue", "MAX_MAX_LEAVES", "MIN_MAX_LEAVES", "TrickMaxnOutput", "per_seat",
            "trick_search", "trick_search_policy", "trick_search_values"]
 
 _SLOTS = 13                                   # most cards a hand holds
@@ -130,6 +131,70 @@ class _Plan:
     off2: Array       # int32 [13]      r's first node of two cards
     num_leaves: Array  # int32 []
     overflow: Array   # bool []
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyedValue:
+    """A one-seat leaf value whose costly part reads only a small boolean *key* of the state,
+    so that the search computes it once per distinct key among a chunk's leaves and seats.
+
+    ``value(params, state, seat) = finish(params, state, seat, costly(params, key(state, seat)))``:
+    ``key(state, seat) -> bool [K]``, ``costly(params, key) -> float32 []`` (the dear part: a
+    learned sum over the key's features), ``finish(params, state, seat, c) -> float32 []`` (the
+    cheap rest). The leaves of one position share few keys (the Hearts learner's atoms: about
+    13 times fewer distinct atom vectors than leaves at a lead, docs/lab/hearts.md), so the
+    search's cost follows the distinct keys, not the leaves. Called as a ``value_fn`` (every
+    seat, ``float32 [4]``) it computes the same numbers without sharing. Hashable (frozen): the
+    search is compiled once per object."""
+
+    key: Callable[[State, Array], Array]
+    costly: Callable[[Any, Array], Array]
+    finish: Callable[[Any, State, Array, Array], Array]
+    block: int = 32        # distinct keys valued per iteration of the loop over them
+
+    def seat_value(self, params, state, seat):
+        return self.finish(params, state, seat, self.costly(params, self.key(state, seat)))
+
+    def __call__(self, params, state):
+        return per_seat(self.seat_value)(params, state)
+
+
+def _pack(keys: Array) -> Array:
+    """uint32 [n, ceil(K / 32)]: the bits of ``keys`` bool [n, K], 32 to a word."""
+    n, k = keys.shape
+    words = -(-k // 32)
+    bits = jnp.pad(keys, ((0, 0), (0, words * 32 - k))).reshape(n, words, 32).astype(jnp.uint32)
+    return (bits << jnp.arange(32, dtype=jnp.uint32)).sum(-1, dtype=jnp.uint32)
+
+
+def _keyed_values(value: KeyedValue, params: Any, leaves: State) -> Array:
+    """float32 [n, 4]: ``value`` of every seat of ``n`` leaves, ``costly`` once per distinct key
+    (sorted, the first of each run of equal keys valued, ``block`` at a time while any are left)."""
+    n = leaves.terminated.shape[0]
+    seats = jnp.arange(NUM_PLAYERS, dtype=jnp.int32)
+    keys = jax.vmap(lambda s: jax.vmap(lambda p: value.key(s, p))(seats))(leaves)        # [n, 4, K]
+    flat = keys.reshape(n * NUM_PLAYERS, -1)
+    m = flat.shape[0]
+    words = _pack(flat)
+    order = jax.lax.sort((*(words[:, w] for w in range(words.shape[1])), jnp.arange(m, dtype=jnp.int32)),
+                         num_keys=words.shape[1])[-1]
+    sorted_words = words[order]
+    new = jnp.concatenate([jnp.ones(1, bool), jnp.any(sorted_words[1:] != sorted_words[:-1], axis=-1)])
+    uid = jnp.cumsum(new, dtype=jnp.int32) - 1                                          # [m] in sorted order
+    count = uid[-1] + 1
+    first = jnp.zeros(m, jnp.int32).at[jnp.where(new, uid, m)].set(order, mode="drop")  # a key's first entry
+    block = value.block
+
+    def body(carry):
+        i, out = carry
+        u = i * block + jnp.arange(block, dtype=jnp.int32)
+        v = jax.vmap(lambda key: jnp.asarray(value.costly(params, key), jnp.float32))(flat[first[jnp.minimum(u, m - 1)]])
+        return i + 1, out.at[jnp.where(u < count, u, m)].set(v, mode="drop")
+
+    _, costly = jax.lax.while_loop(lambda c: c[0] * block < count, body, (jnp.int32(0), jnp.zeros(m, jnp.float32)))
+    per_entry = jnp.zeros(m, jnp.float32).at[order].set(costly[uid]).reshape(n, NUM_PLAYERS)
+    return jax.vmap(lambda s, c: jax.vmap(lambda p, cp: jnp.asarray(value.finish(params, s, p, cp), jnp.float32))(
+        seats, c))(leaves, per_entry)
 
 
 def per_seat(seat_value: Callable[[Any, State, Array], Array]) -> ValueFn:
@@ -321,6 +386,8 @@ def _leaf_values(value_fn: ValueFn, params: Any, leaves: State, rewards: Array, 
     n = rewards.shape[0]
 
     def evaluate(leaves):
+        if isinstance(value_fn, KeyedValue):
+            return _keyed_values(value_fn, params, leaves)
         return jax.vmap(lambda s: jnp.asarray(value_fn(params, s), jnp.float32).reshape(NUM_PLAYERS))(leaves)
 
     # value_fn runs in a branch of its own: its computation cannot be fused with the steps that

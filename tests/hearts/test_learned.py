@@ -124,3 +124,31 @@ def test_select_top_by_size_of_weight():
 def test_bad_specs_are_refused(args, match):
     with pytest.raises(ValueError, match=match):
         spec(*args)
+
+
+def test_the_search_with_the_keyed_value_is_the_plain_one():
+    """The learned value is keyed by the capped atoms (``learned.value_fn``: the weights summed
+    once per distinct atom vector of a chunk's leaves and seats); its search equals the search
+    with the same value per leaf (``per_seat``), on positions of rule-bot games at every place
+    of a trick. Dyadic weights, so the sums are exact."""
+    from jaxgames.hearts import bots, trick_maxn
+
+    s = spec("combined", tuple(range(0, QS.num_features, 3)), tuple(range(0, HEARTS_SPEC.num_features, 2)))
+    keyed = learned.value_fn(s)
+    plain = trick_maxn.per_seat(keyed.seat_value)
+    weights = jnp.asarray(np.random.default_rng(0).integers(-64, 256, s.num_features) / 64.0, jnp.float32)
+    rule = bots.make_bot(ENV, "rule").policy
+
+    def positions(key):
+        def step(state, k):
+            return ENV.step(state, rule(None, state, k)), state
+        return jax.lax.scan(step, ENV.init(key), jax.random.split(key, 52))[1]
+
+    states = jax.tree_util.tree_map(lambda x: x[:, [0, 13, 26, 39, 44]].reshape((15,) + x.shape[2:]),
+                                    jax.vmap(positions)(jax.random.split(jax.random.key(2), 3)))
+    run = jax.jit(lambda st: tuple(jax.vmap(lambda x: trick_maxn.trick_search(ENV, v, x, weights, chunk=32))(st)
+                                   for v in (keyed, plain)))
+    a, b = run(states)
+    for field in ("action", "own_values", "action_values", "value"):
+        np.testing.assert_array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), err_msg=field)
+    assert int(a.num_leaves.sum()) > 500

@@ -316,6 +316,32 @@ def test_policy_and_pimc(batch):
     assert pimc_acts[6] == parse_card("2C")
 
 
+def _hand(state, seat):
+    return state.owner == seat.astype(jnp.int8)                             # bool [52]: the key
+
+
+def _hand_cost(params, hand):
+    hearts = jnp.where(hand & jnp.asarray(SUIT == HEARTS), jnp.asarray(RANK, jnp.float32) + 1, 0.0).sum()
+    voids = (hand.reshape(13, 4).sum(0) == 0).sum()
+    return -params * (0.25 * hearts + 4.0 * hand[QUEEN_OF_SPADES] - 0.5 * voids)
+
+
+# seat_value split into a costly part read from the seat's hand alone and the points taken; a
+# small block, so a chunk's distinct hands take several rounds of the loop over them
+KEYED = T.KeyedValue(key=_hand, costly=_hand_cost, block=8,
+                     finish=lambda params, state, seat, c: c - params * state.points.astype(jnp.float32)[seat])
+
+
+def test_keyed_value_searches_as_the_plain_one(searches, batch):
+    """A KeyedValue (its costly part valued once per distinct key of a chunk's leaves and seats)
+    gives the plain value's search exactly, every row, the capped BIG included; called as a
+    value_fn it is the plain value."""
+    keyed = jax.jit(jax.vmap(lambda s: T.trick_search(ENV, KEYED, s, ONE, chunk=CHUNK)))(batch)
+    _assert_same(keyed, searches[0])
+    np.testing.assert_array_equal(np.asarray(keyed.overflow), np.asarray(searches[0].overflow))
+    np.testing.assert_array_equal(np.asarray(jax.jit(KEYED)(TWO, LEAD_3)), np.asarray(jax.jit(VALUE)(TWO, LEAD_3)))
+
+
 def test_per_seat():
     value = jax.jit(VALUE)(ONE, LEAD_3)
     expect = [seat_value(ONE, LEAD_3, jnp.int32(s)) for s in range(4)]
