@@ -15,7 +15,10 @@ features:
   523,685 weights, summed;
 * ``standin``: the stand-in written before the features existed: ``52 x --partners`` (1,040)
   indices per seat from each card's relation to the seat AND-ed with ``--partners`` other
-  cards', into 2^19 weights.
+  cards', into 2^19 weights;
+* ``keyed``: the learner's value itself (``jaxgames.hearts.learned.value_fn``, the Q♠
+  predictor over ANDs of 1 to 4 atoms), read through its key (the weights summed once per
+  distinct atom vector of a chunk) against the same value per leaf: the ratio, same results.
 
 The weights are multiples of 2^-10, so the sums are exact and the two searches' values can be
 compared exactly. For each value:
@@ -52,6 +55,7 @@ from bench.timing import best_seconds, cpu_model
 from jaxgames import core
 from jaxgames.hearts import bots as B
 from jaxgames.hearts import features as F
+from jaxgames.hearts import learned
 from jaxgames.hearts import trick_maxn as T
 from jaxgames.hearts.game import Hearts
 from jaxgames.rollout import rollout
@@ -151,9 +155,41 @@ def measure(env: Hearts, value, num_weights: int, args) -> None:
           f"searches (every seat searching) {seconds:.2f} s, {1 / seconds:.1f} hands/s", flush=True)
 
 
+def measure_keyed(env: Hearts, args) -> None:
+    """The learner's own value (``jaxgames.hearts.learned.value_fn``, the Q♠ predictor over ANDs
+    of 1 to 4 atoms) read through its key (its weights summed once per distinct atom vector of a
+    chunk's leaves and seats) against the same value per leaf, at a lead and at every card of a
+    hand: positions/s of each, the ratio, the same moves and values."""
+    spec = learned.ValueSpec("qs", F.FeatureSpec.of(F.NUM_ATOMS_QS, 4, max_active=args.max_active),
+                             F.FeatureSpec.of(F.NUM_ATOMS_HEARTS, 3, max_active=args.max_active))
+    keyed = learned.value_fn(spec)
+    plain = T.per_seat(keyed.seat_value)
+    gen = np.random.default_rng(args.seed)
+    weights = jnp.asarray(gen.integers(-64, 257, spec.num_features) / 1024.0, jnp.float32)
+    searches = {name: jax.jit(jax.vmap(lambda s, w, v=v, c=c: T.trick_search(env, v, s, w, max_leaves=args.max_leaves,
+                                                                             chunk=c), (0, None)))
+                for name, v, c in (("keyed", keyed, learned.LEAF_CHUNK), ("per leaf", plain, args.chunk))}
+    n = args.batch
+    for what, moves in (("at a lead (tricks 1-6)", 4 * (np.arange(n) % 6)),
+                        ("a hand's positions (every trick and card)", np.arange(n) % 52)):
+        states = positions(env, n, moves, args.seed + 7)
+        outs = {k: jax.block_until_ready(f(states, weights)) for k, f in searches.items()}
+        times = {k: best_seconds(f, states, weights) for k, f in searches.items()}
+        same = all(np.array_equal(np.asarray(getattr(outs["keyed"], f)), np.asarray(getattr(outs["per leaf"], f)),
+                                  equal_nan=True) for f in ("action", "own_values", "action_values"))
+        leaves = int(np.asarray(outs["keyed"].num_leaves).sum())
+        print(f"  {what}, batch {n}: keyed (chunk {learned.LEAF_CHUNK}) {n / times['keyed']:.1f} positions/s "
+              f"({leaves / times['keyed']:.0f} leaves/s), per leaf (chunk {args.chunk}) "
+              f"{n / times['per leaf']:.1f} ({leaves / times['per leaf']:.0f} leaves/s): ratio "
+              f"{times['per leaf'] / times['keyed']:.2f}x; same moves and values: {same}", flush=True)
+        if not same:
+            raise SystemExit("the keyed and the per-leaf value disagree: a bug")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.hearts_trick_search", description=__doc__.split("\n\n")[0])
-    p.add_argument("--values", default="features,standin", help="comma-separated: features, standin (default both)")
+    p.add_argument("--values", default="features,standin,keyed",
+                   help="comma-separated: features, standin, keyed (default all)")
     p.add_argument("--batch", type=int, default=64, help="positions per search call (default 64)")
     p.add_argument("--maxn-batch", type=int, default=4, help="positions for the maxn.py comparison (default 4)")
     p.add_argument("--max-active", type=int, default=16, help="features: atoms combined at most (default 16)")
@@ -164,8 +200,8 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     names = args.values.split(",")
     for name in names:
-        if name not in ("features", "standin"):
-            p.error(f"argument --values: unknown value {name!r} (choose from features, standin)")
+        if name not in ("features", "standin", "keyed"):
+            p.error(f"argument --values: unknown value {name!r} (choose from features, standin, keyed)")
     if not 1 <= args.maxn_batch <= args.batch:
         p.error("--maxn-batch must be from 1 to --batch")
 
@@ -181,9 +217,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"\nvalue 'features': the Q♠ predictor, {spec.num_features:,} weights, {spec.num_slots:,} "
                   f"slots per seat (ANDs of 1-4 of the first {args.max_active} active atoms)")
             value, num_weights = features_value(args.max_active)
-        else:
+        elif name == "standin":
             print(f"\nvalue 'standin': {52 * args.partners:,} indices per seat into {NUM_WEIGHTS:,} weights")
             value, num_weights = standin_value(args.partners)
+        else:
+            print("\nvalue 'keyed': the learner's Q♠ value (ANDs of 1-4 atoms) through its key, against per leaf")
+            measure_keyed(env, args)
+            continue
         measure(env, value, num_weights, args)
 
     # PIE's evaluation: the generic search against PIE's hard-coded one.
