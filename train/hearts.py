@@ -57,7 +57,7 @@ class Config(RunConfig):
     top_hearts: int = 2_000
     """Features the combined player takes from the hearts predictor (the source: 2,000)."""
     games_per_update: int = 32
-    """Games played in parallel (vmap) with one set of weights; their TD(λ) steps are summed."""
+    """Games played in parallel (vmap) with one set of weights, then learned one after another."""
     updates_per_round: int = 25
     """Updates per round (one jitted chunk); an evaluation and a checkpoint after each round."""
     rounds: int = 3
@@ -66,12 +66,9 @@ class Config(RunConfig):
     """self: every seat plays the learned search and learns; pie: seat 0 learns against three PIE."""
     lam: float = 0.75
     """λ of the λ-return (the source: 0.75)."""
-    lr_scale: float = 416.0
-    """Step of a state: 1 / (lr_scale x its active features). The source's 13 is for one game at
-    a time; the games of an update are summed, so the default is 13 x 32 games."""
-    sequential: bool = False
-    """Learn the games of an update one after another (each from the weights the previous ones
-    left, as the source's one game at a time) instead of summing their steps."""
+    lr_scale: float = 13.0
+    """Step of a state: 1 / (lr_scale x its active features), the games of an update learned one
+    after another (the source's: 13, one game at a time)."""
     eval_deals: int = 4
     """Deals (x 14 seatings) against PIE and against the rule bot after every round."""
     final_eval_deals: int = 20

@@ -45,9 +45,12 @@ more cheaply: for AND-combinations of atoms they follow from the atoms), runs th
 one scatter-add of ``c_t`` into every active slot. Exactly the sequential backward pass, up
 to float rounding; O(T M log(T M) + T² M) per game whatever the number of features.
 
-**A batch of games** (:func:`batch_update`): every game's backward pass starts from the same
-weights, sees only its own updates, and the games' deltas are summed into one update: the
-games of one batch step share their weights (as if played in parallel), not one after another.
+**A batch of games** (:func:`sequential_update`): the games of one update are played in
+parallel with one set of weights, then learned one after another, each game's backward pass
+from the weights the games before it left: the source's one game at a time, the policy at most
+one update stale. (Summing the games' steps from shared weights instead, with the step 32 times
+shorter, lost 0.27 and 0.43 points a hand more to PIE on two seeds at 10,400 games:
+docs/lab/hearts.md.)
 
 ``present bool [T]`` marks the real rows of a padded sequence: other rows neither update nor
 take part in the recursion (the last *present* row gets ``final_return``), wherever they are.
@@ -70,8 +73,8 @@ import jax.numpy as jnp
 
 Array = jax.Array
 
-__all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "backward_pass", "backward_update", "batch_deltas",
-           "batch_update", "init_weights", "sequential_update", "make", "play_and_record", "raw_value", "value"]
+__all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "backward_pass", "backward_update", "init_weights",
+           "make", "play_and_record", "raw_value", "sequential_update", "value"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,36 +218,11 @@ def backward_update(weights: Array, indices: Array, valid: Array, present: Array
     return _scatter(weights, indices, valid & present[:, None], bp.coef)
 
 
-def batch_deltas(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                 *, cfg: LinearTDConfig, overlap: Array | None = None, offset: Array | None = None) -> BackwardPass:
-    """Every game's backward pass from the same ``weights``: ``indices`` int32 [B, T, M],
-    ``valid`` bool [B, T, M], ``present`` bool [B, T], ``final_return`` float32 [B],
-    ``overlap`` float32 [B, T, T] or None, ``offset`` float32 [B, T] or None; a
-    :class:`BackwardPass` of [B, T] arrays."""
-    if offset is None:
-        offset = jnp.zeros(present.shape, jnp.float32)
-    if overlap is None:
-        return jax.vmap(lambda i, v, p, r, c: backward_pass(weights, i, v, p, r, cfg=cfg, offset=c))(
-            indices, valid, present, final_return, offset)
-    return jax.vmap(lambda i, v, p, r, o, c: backward_pass(weights, i, v, p, r, cfg=cfg, overlap=o, offset=c))(
-        indices, valid, present, final_return, overlap, offset)
-
-
-def batch_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
-                 *, cfg: LinearTDConfig, overlap: Array | None = None,
-                 offset: Array | None = None) -> tuple[Array, BackwardPass]:
-    """``(weights float32 [F], the passes)``: a batch of games (shapes in :func:`batch_deltas`)
-    learned at once: each game's pass starts from ``weights`` and the games' deltas are summed
-    into one update (one scatter-add), so games of one batch share weights, as if played in
-    parallel."""
-    bp = batch_deltas(weights, indices, valid, present, final_return, cfg=cfg, overlap=overlap, offset=offset)
-    return _scatter(weights, indices, valid & present[..., None], bp.coef), bp
-
-
 def sequential_update(weights: Array, indices: Array, valid: Array, present: Array, final_return: Array,
                       *, cfg: LinearTDConfig, offset: Array | None = None) -> tuple[Array, BackwardPass]:
-    """``(weights float32 [F], the passes)``: a batch of sequences (shapes in
-    :func:`batch_deltas`) learned one after another, as the source learns one game at a time:
+    """``(weights float32 [F], the passes)``: a batch of sequences (``indices`` int32 [B, T, M],
+    ``valid`` bool [B, T, M], ``present`` bool [B, T], ``final_return`` float32 [B], ``offset``
+    float32 [B, T] or None; passes of [B, T] arrays) learned one after another, as the source learns one game at a time:
     sequence b's backward pass starts from the weights after sequences 0..b-1 (a ``lax.scan``
     over the batch, the weights updated in place). The games may be *played* in parallel with
     one set of weights; only their learning is sequential."""
@@ -341,7 +319,7 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
          outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
          games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
          opponent_policy: Callable[[Array, Any, Array], Array] | None = None,
-         offset: Callable[[Any, Any], Array] | None = None, sequential: bool = False):
+         offset: Callable[[Any, Any], Array] | None = None):
     """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
     knowing nothing of the game.
 
@@ -350,8 +328,8 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     key)`` (the caller's: e.g. a search with :func:`value` at its leaves), the others by
     ``opponent_policy`` (required when some seat does not learn). Each learning seat's recorded
     states (at most ``max_records`` per game, static; more are dropped and counted in
-    ``overflow``) and its ``outcome`` make one sequence; :func:`batch_update` learns every
-    sequence of the batch from the same weights (backwards, TD(λ)).
+    ``overflow``) and its ``outcome`` make one sequence; :func:`sequential_update` learns the
+    batch's sequences one after another (backwards, TD(λ)).
 
     ``num_slots``: M, the length of ``features``' arrays. ``offset(state, seat) -> float32 []``:
     the known part of a recorded state's value (module docstring; None: 0). The carry is a
@@ -385,9 +363,8 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     def update(carry, key):
         rec = jax.vmap(lambda k: play(carry.weights, k))(jax.random.split(key, games_per_update))
         seq = lambda x: x.reshape(-1, *x.shape[2:])                       # [B * P, ...]
-        learn = sequential_update if sequential else batch_update
-        weights, bp = learn(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
-                            seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
+        weights, bp = sequential_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
+                                        seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
         present = seq(rec.present)
         metrics = {
             "outcome": rec.outcome.mean(),

@@ -79,8 +79,7 @@ def base_spec(config, predictor: str | None = None) -> learned.ValueSpec:
 def learner(config, spec: learned.ValueSpec, initial_weights=None):
     """The TD(λ) learner of ``spec``; from ``initial_weights`` (float32 [F]) instead of the
     source's random ones when given (the combined player's start)."""
-    base = _learner(spec, config.games_per_update, config.opponent, config.lam, config.lr_scale,
-                    config.sequential)
+    base = _learner(spec, config.games_per_update, config.opponent, config.lam, config.lr_scale)
     if initial_weights is None:
         return base
     weights = jax.numpy.asarray(initial_weights, jax.numpy.float32)
@@ -90,14 +89,13 @@ def learner(config, spec: learned.ValueSpec, initial_weights=None):
 
 
 @functools.lru_cache(maxsize=8)
-def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam: float, lr_scale: float,
-             sequential: bool = False):
+def _learner(spec: learned.ValueSpec, games_per_update: int, opponent: str, lam: float, lr_scale: float):
     """One learner per setting, so that a run's phases and a resumed run reuse its compiled
     update (the driver compiles one chunk per update function)."""
     cfg = linear_td.LinearTDConfig(value_low=0.0, value_high=spec.value_high, lam=lam, lr_scale=lr_scale,
                                    clip_margin=learned.CLIP_MARGIN)
     return linear_td.make(cfg, env_of(), num_features=spec.num_features, games_per_update=games_per_update,
-                          sequential=sequential, **play_setup(spec, opponent))
+                          **play_setup(spec, opponent))
 
 
 def play_setup(spec: learned.ValueSpec, opponent: str) -> dict:

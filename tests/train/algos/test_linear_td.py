@@ -1,7 +1,7 @@
 """TD(λ) on a linear value over sparse binary features (train/algos/linear_td.py): one backward
 update worked by hand, λ = 0 (TD(0)) and λ = 1 (Monte Carlo), the clipped output, the initial
-weights' range, padding ignored, repeated features, and a batch of games equal to the sum of
-the single games' deltas; every random case also against a plain sequential reference
+weights' range, padding ignored, repeated features, and a batch of games learned one after
+another; every random case also against a plain sequential reference
 (a dense weight vector updated state by state, backwards, in Python)."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ WIDE = L.LinearTDConfig(value_low=-100.0, value_high=100.0, lam=0.75, lr_scale=1
 # Jitted once per config (a static argument) and shape.
 UPDATE = jax.jit(L.backward_update, static_argnames="cfg")
 PASS = jax.jit(L.backward_pass, static_argnames="cfg")
-BATCH = jax.jit(L.batch_update, static_argnames="cfg")
 SEQUENTIAL = jax.jit(L.sequential_update, static_argnames="cfg")
 
 
@@ -101,9 +100,11 @@ def test_a_known_part_of_the_value_by_hand():
     new = UPDATE(w, indices, valid, present, jnp.float32(1.0), cfg=cfg, offset=offset)
     step0 = (0.9375 - v0) / 2
     np.testing.assert_allclose(new, [0.4 + step0, w1 + step0, -0.1 - 0.35 / 3, 0.6 - 0.35 / 3], atol=1e-6)
-    # a batch with one game and these offsets: the same update
-    batch, _ = BATCH(w, indices[None], valid[None], present[None], jnp.float32([1.0]), cfg=cfg, offset=offset[None])
-    np.testing.assert_allclose(batch, new, atol=1e-6)
+    # a batch of this game twice with these offsets: the update, then the update again from its weights
+    batch, _ = SEQUENTIAL(w, jnp.stack([indices] * 2), jnp.stack([valid] * 2), jnp.stack([present] * 2),
+                          jnp.float32([1.0, 1.0]), cfg=cfg, offset=jnp.stack([offset] * 2))
+    again = UPDATE(new, indices, valid, present, jnp.float32(1.0), cfg=cfg, offset=offset)
+    np.testing.assert_allclose(batch, again, atol=1e-6)
 
 
 def test_the_sources_learning_rate():
@@ -219,19 +220,6 @@ def test_against_the_sequential_reference(seed):
     np.testing.assert_allclose(new, reference(w, indices, valid, present, float(z), cfg), atol=1e-5)
 
 
-def test_batch_equals_the_sum_of_single_game_deltas():
-    gen = np.random.default_rng(5)
-    games = [random_game(gen, padded=int(gen.integers(0, 3))) for _ in range(5)]
-    w = jnp.asarray(gen.uniform(-1, 1, 12), jnp.float32)
-    stacked = [jnp.asarray(np.stack(x)) for x in zip(*games)]
-    new, bp = BATCH(w, *stacked, cfg=WIDE)
-    deltas = [UPDATE(w, *g, cfg=WIDE) - w for g in games]
-    np.testing.assert_allclose(new, w + sum(deltas), atol=1e-5)
-    assert bp.coef.shape == (5, 6)
-    # each game's own pass is the single game's
-    np.testing.assert_allclose(bp.values[2], PASS(w, *games[2], cfg=WIDE).values, atol=1e-6)
-
-
 def test_sequential_is_one_game_after_another():
     """The source's one game at a time: game b learns from the weights games 0..b-1 left (the
     Python reference chained), which differs from the summed batch when the games share features."""
@@ -245,7 +233,8 @@ def test_sequential_is_one_game_after_another():
         np.testing.assert_allclose(bp.values[b], PASS(jnp.asarray(expect, jnp.float32), *g, cfg=WIDE).values, atol=1e-5)
         expect = reference(expect, *g[:3], float(g[3]), WIDE)
     np.testing.assert_allclose(new, expect, atol=1e-5)
-    summed, _ = BATCH(w, *stacked, cfg=WIDE)
+    # the games share features: learned from the same weights and summed, the result differs
+    summed = w + sum(UPDATE(w, *g, cfg=WIDE) - w for g in games)
     assert np.abs(np.asarray(summed) - expect).max() > 1e-2
 
 
@@ -271,6 +260,7 @@ def test_overlaps_given_by_the_caller():
         overlap[b, t, u] = (a[:, None] == c[None, :]).sum()
     np.testing.assert_array_equal(jax.vmap(L._overlaps)(indices, valid), overlap)
     w = jnp.asarray(gen.uniform(-1, 1, 12), jnp.float32)
-    given, _ = BATCH(w, indices, valid, present, z, cfg=WIDE, overlap=overlap)
-    computed, _ = BATCH(w, indices, valid, present, z, cfg=WIDE)
-    np.testing.assert_allclose(given, computed, atol=1e-6)
+    for b in range(3):
+        given = UPDATE(w, indices[b], valid[b], present[b], z[b], cfg=WIDE, overlap=overlap[b])
+        computed = UPDATE(w, indices[b], valid[b], present[b], z[b], cfg=WIDE)
+        np.testing.assert_allclose(given, computed, atol=1e-6)
