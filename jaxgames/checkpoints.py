@@ -38,6 +38,7 @@ import contextlib
 import logging
 import os
 import pathlib
+import re
 import sys
 import zipfile
 from typing import Any, Iterator, Sequence
@@ -358,7 +359,9 @@ class _UnretrievedReads(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (message.startswith(("Future exception was never retrieved", "Task exception was never retrieved"))
+        # "Future", "Task" or "_GatheringFuture exception was never retrieved" (its class's name)
+        first = message.split("\n", 1)[0]
+        return not (re.fullmatch(r"\w+ exception was never retrieved", first)
                     and any(word in message for word in ("tensorstore", "OCDBT", "zarr")))
 
 
