@@ -50,8 +50,9 @@ from jaxgames.search.pimc import pimc_policy as _pimc_policy
 
 Array = jax.Array
 
-__all__ = ["CLIP_MARGIN", "PREDICTORS", "ValueSpec", "atoms_fn", "combined_spec", "features_fn", "features_of_atoms", "imperfect_policy", "offset", "outcome",
-           "perfect_policy", "record", "select_top", "taken", "to_come", "top_features", "value_fn"]
+__all__ = ["CLIP_MARGIN", "LEAF_CHUNK", "PREDICTORS", "ValueSpec", "atoms_fn", "combined_spec", "features_fn",
+           "features_of_atoms", "imperfect_policy", "offset", "outcome", "perfect_policy", "record", "select_top",
+           "taken", "to_come", "top_features", "value_fn"]
 
 PREDICTORS = ("qs", "hearts", "combined")
 #: each predictor's value range (points of the hand)
