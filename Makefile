@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # jax 0.10.1: 0.10.2 miscompiles on CPU (jax issue 39103).
 JAX_PIN := jax[cpu]==0.10.1
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-slow bench clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "jaxgames needs Python 3.11+ (jax 0.10.1 has no wheels for " + sys.version.split()[0] + "): make PYTHON=python3.11 ...")'
@@ -28,7 +28,11 @@ demo: $(VENV)/.installed
 # Two workers, one test module each at a time (module-scoped fixtures compile once): most of
 # the suite is XLA compilation, which runs on one core.
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest -n 2 --dist loadfile --durations=15
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15 -m "not slow"
+
+# The tests too large for `make test` (process launches many times over): under 30 minutes.
+test-slow: $(VENV)/.installed-dev
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15 -m slow
 
 # Every bench in bench/ once, at small settings (a smoke run of each, not the documented
 # figures): those come from each bench's defaults, `python -m bench.<name>` (--help lists its options).

@@ -13,7 +13,9 @@ import dataclasses
 import gc
 import io
 import signal
+import subprocess
 import sys
+import time
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -225,3 +227,19 @@ def test_format_seconds():
     assert format_seconds(4.21) == "4.2 s"
     assert format_seconds(62.5) == "1:02.5"
     assert format_seconds(3723) == "1:02:03"
+
+
+def test_exit_process_after_ctrl_c_ends_at_once_with_its_output(tmp_path):
+    """Status 130 ends the process without Python's shutdown (which waits for a thread still
+    running, as XLA's are after a Ctrl-C) and keeps what was written; any other status exits
+    as ``sys.exit`` does."""
+    script = ("import sys, threading, time; from jaxgames.terminal import exit_process; "
+              "threading.Thread(target=time.sleep, args=(60,)).start(); "
+              "print('said', end=''); sys.stderr.write('noted'); exit_process(int(sys.argv[1]))")
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script, "130"], capture_output=True, text=True, timeout=50)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "said", "noted")
+    assert time.monotonic() - start < 30
+    quick = script.replace("args=(60,)", "args=(0,)")
+    done = subprocess.run([sys.executable, "-c", quick, "2"], capture_output=True, text=True, timeout=50)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "said", "noted")

@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames import cli_args
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.game import Game2048
 from jaxgames.game2048.ntuple import NTupleNetwork
@@ -47,8 +48,9 @@ from jaxgames.game2048.players import search_game
 from jaxgames.game2048.render import render_text
 from jaxgames.game2048.tables import load_tables
 from jaxgames.player import Player
+from jaxgames.run_folder import read_config_json
 from jaxgames.search import expectimax
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, run_cli,
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_process, exit_status, run_cli,
                                seed_or_random)
 
 PROG = "python -m jaxgames.game2048.play"
@@ -101,8 +103,8 @@ def hint_values(variant: str, depth: int, net: NTupleNetwork | None):
 def read_run_tables(run: str | pathlib.Path, variant: str) -> tuple[NTupleNetwork, jax.Array]:
     """The network and weights a run exported (``run/tables.npz``); OpponentUnavailable with one line."""
     path = pathlib.Path(run) / "tables.npz"
-    if not pathlib.Path(run).is_dir():
-        raise OpponentUnavailable(f"{run}: no such run folder (give the folder of a python -m train.game2048 run)")
+    # the folder's own config first: another game's run, or no run at all, is named as such
+    read_config_json(run, game="game2048", error=OpponentUnavailable, title="2048")
     if not path.is_file():
         raise OpponentUnavailable(f"{path} is missing: the run has not finished (it exports its tables at the end)")
     try:
@@ -233,7 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=None,
                    help=f"the hint's search depth in moves, 1..{MAX_DEPTH} (default: 2, or 1 with --run)")
     p.add_argument("--variant", choices=B.VARIANTS, default="2048", help="2048, or 2584 (Fibonacci tiles)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the tiles (default: a random one, shown)")
+    p.add_argument("--seed", type=cli_args.seed, default=None, help="seed of the tiles (default: a random one, shown)")
     return p
 
 
@@ -242,8 +244,6 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.depth is not None and not 1 <= args.depth <= MAX_DEPTH:
         parser.error(f"argument --depth: must be 1..{MAX_DEPTH}, got {args.depth}")
-    if args.seed is not None and not 0 <= args.seed < 2**32:
-        parser.error(f"argument --seed: must be in [0, 2**32), got {args.seed}")
     return Settings(run=args.run, depth=args.depth, variant=args.variant, seed=seed_or_random(args.seed))
 
 
@@ -252,4 +252,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

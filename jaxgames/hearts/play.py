@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames import cli_args
 from jaxgames.hearts.agent import AgentError, load_agent
 from jaxgames.hearts.bots import BOT_NAMES, DEFAULT_WORLDS, make_bot
 from jaxgames.hearts.cards import (
@@ -65,7 +66,8 @@ from jaxgames.hearts.cards import (
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
 from jaxgames.player import Player
-from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, jitted, run_cli, seed_or_random
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_process, exit_status, jitted, run_cli,
+                               seed_or_random)
 
 PROG = "python -m jaxgames.hearts.play"
 AGENT = "agent"
@@ -457,7 +459,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-moon", dest="moon", action="store_false", help="shooting the moon does not score")
     p.add_argument("--target-score", type=int, default=None, metavar="T",
                    help="play hands until a score reaches T (default: one hand)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=cli_args.seed, default=None,
                    help="seed of the deal and the computer's randomness (default: a random one, shown)")
     p.add_argument("--ascii", action="store_true", help="write cards as QS rather than Q♠")
     return p
@@ -495,4 +497,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

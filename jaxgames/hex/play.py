@@ -52,6 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames import cli_args
 from jaxgames.hex.agent import Agent, AgentError, load_agent
 from jaxgames.hex.board import BLACK, MAX_SIZE, MIN_SIZE, WHITE, from_cell_name, to_cell_name
 from jaxgames.hex.render import render_text
@@ -61,6 +62,7 @@ from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
 from jaxgames.terminal import (
     OpponentUnavailable,
     PlaySession,
+    exit_process,
     exit_status,
     format_seconds,
     jitted,
@@ -486,7 +488,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--swap", action="store_true", help="play with the swap (pie) rule (uct only)")
     p.add_argument("--human-colour", "--human-color", dest="human_colour", type=str.lower,
                    choices=COLOURS, default="black", help="your colour; Black moves first (default black)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=cli_args.seed, default=None,
                    help="seed of the computer's randomness (default: a random one, shown and saved)")
     p.add_argument("--sgf", metavar="PATH",
                    help="where to save the game (default: hex-<date>-<time>.sgf in this folder)")
@@ -531,4 +533,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

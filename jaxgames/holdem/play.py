@@ -44,13 +44,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames import cli_args
 from jaxgames.holdem import betting, bots, hand_eval
 from jaxgames.holdem.agent import AgentError, load_agent
 from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
 from jaxgames.player import Player
-from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, run_cli, seed_or_random
+from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_process, exit_status, run_cli, seed_or_random
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
@@ -347,7 +348,7 @@ def _parser() -> argparse.ArgumentParser:
                         "checkpoints/ step: the run's last round, the agent its summary describes)")
     p.add_argument("--hands", type=int, default=None, metavar="N",
                    help="stop after N hands (default: play until quit or the end of input)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=cli_args.seed, default=None,
                    help="seed of the deals and the bot's randomness (default: a random one, shown)")
     p.add_argument("--stack", type=int, default=20_000, help="chips each seat starts every hand with (20,000)")
     p.add_argument("--small-blind", type=int, default=50, metavar="CHIPS", help="small blind (50)")
@@ -383,4 +384,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

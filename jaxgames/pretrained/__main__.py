@@ -18,6 +18,7 @@ import math
 import sys
 import time
 
+from jaxgames import cli_args
 from jaxgames.pretrained import hooks, store
 from jaxgames.pretrained.card import PretrainedError
 
@@ -62,9 +63,12 @@ def list_agents() -> int:
 
 def evaluate(game: str, name: str, *, deals: int | None, seed: int) -> int:
     card = store.card(game, name)
-    player = store.load(game, name)
     hook = hooks.hook(game)
     deals = hook.DEFAULT_DEALS if deals is None else deals
+    if deals > hook.MAX_DEALS:
+        raise PretrainedError(f"--deals {deals:,}: {game} measures at most {hook.MAX_DEALS:,} in one run "
+                              f"({hook.MAX_DEALS_WHY}); run several --seed and pool them")
+    player = store.load(game, name)
     ev = card["evaluation"]
     print(f"{game}/{name}: measuring again over {counted(ev, deals)} (seed {seed}), {ev['unit']}; the card's "
           f"figures are over {counted(ev)}")
@@ -87,10 +91,11 @@ def _parser() -> argparse.ArgumentParser:
                                                        "list them, or measure one's card again.")
     p.add_argument("--evaluate", nargs=2, metavar=("GAME", "NAME"),
                    help="play the card's evaluation of the agent again and compare")
-    p.add_argument("--deals", type=int, default=None, metavar="N",
+    p.add_argument("--deals", type=cli_args.count(2, 10**9, "the interval needs two deals"), default=None,
+                   metavar="N",
                    help="with --evaluate: deals per baseline, games in Hex (default: the game's, hold'em "
                         "2,000, Hex 50; the card's own count measures at the card's scale)")
-    p.add_argument("--seed", type=int, default=0, help="with --evaluate: the deals' seed (0)")
+    p.add_argument("--seed", type=cli_args.seed, default=0, help="with --evaluate: the deals' seed (0)")
     return p
 
 
@@ -99,8 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.evaluate is None and (args.deals is not None or args.seed != 0):
         parser.error("argument --deals/--seed: only with --evaluate GAME NAME")
-    if args.deals is not None and args.deals < 2:
-        parser.error(f"argument --deals: must be at least 2 (the interval needs two deals), got {args.deals}")
     try:
         if args.evaluate is None:
             return list_agents()

@@ -36,11 +36,14 @@ from jaxgames.hearts.game import Hearts
 from jaxgames.player import one_of
 from jaxgames.run_folder import read_summary_json
 
-__all__ = ["DEFAULT_DEALS", "card_fields", "make_player", "measure", "params_like", "read_run"]
+__all__ = ["DEFAULT_DEALS", "MAX_DEALS", "MAX_DEALS_WHY", "card_fields", "make_player", "measure",
+           "params_like", "read_run"]
 
 #: deals of a re-measure (each played in 14 seatings, per bot; the card's came from 100): a
 #: perfect-information hand plays at 15-20 a second on a 2-core CPU, a PIMC one at about 0.8
 DEFAULT_DEALS = 10
+MAX_DEALS = 1_000
+MAX_DEALS_WHY = "14 seatings a deal: 14,000 searched hands, hours on a CPU"
 #: the bots of each evaluation (train.games.hearts' EXPERTS and IMPERFECT)
 PERFECT_BOTS = ("pie", "rule", "random")
 IMPERFECT_BOTS = ("iie", "rule")

@@ -33,11 +33,14 @@ from jaxgames.pretrained.card import PretrainedError
 from jaxgames.run_folder import read_summary_json
 from jaxgames.search.uct import uct_policy
 
-__all__ = ["DEFAULT_DEALS", "UNIT", "card_fields", "make_player", "measure", "params_like", "read_run"]
+__all__ = ["DEFAULT_DEALS", "MAX_DEALS", "MAX_DEALS_WHY", "UNIT", "card_fields", "make_player", "measure",
+           "params_like", "read_run"]
 
 #: games per baseline of a re-measure (the cards' came from 200, which --deals 200 plays again):
 #: the 11x11 agent's 200 games against UCT-1,000 took 100 s on a shared 2-core AMD EPYC Zen 5
 DEFAULT_DEALS = 50
+MAX_DEALS = 2_000
+MAX_DEALS_WHY = "ten times the card's 200 games: hours of search on a CPU"
 UNIT = "win rate"
 METHOD = ("the agent ({search}) against each baseline, half the games as Black, no swap rule; the share of "
           "games it won, 95% Wilson interval over games")

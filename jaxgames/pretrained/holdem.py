@@ -21,11 +21,14 @@ from jaxgames.holdem.agent import AgentError, load_agent, make_agent, network_se
 from jaxgames.holdem.agent import params_like as _params_like
 from jaxgames.run_folder import read_summary_json
 
-__all__ = ["DEFAULT_DEALS", "card_fields", "make_player", "measure", "params_like", "read_run"]
+__all__ = ["DEFAULT_DEALS", "MAX_DEALS", "MAX_DEALS_WHY", "card_fields", "make_player", "measure",
+           "params_like", "read_run"]
 
 #: deals of a re-measure (the card's came from 50,000): the equity bot's Monte Carlo makes its
 #: match the slow one
 DEFAULT_DEALS = 2_000
+MAX_DEALS = 100_000
+MAX_DEALS_WHY = "all in one batch, about 16 KB a deal: 1.6 GB"
 METHOD = ("duplicate deals (each played twice, seats swapped) at stacks 20,000, blinds 50/100; "
           "mbb/hand from the agent's side, 95% interval over deals")
 

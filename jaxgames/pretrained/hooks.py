@@ -19,7 +19,9 @@ A game's hook module defines:
 - ``measure(player, *, baselines, deals, seed) -> dict``: the ``evaluation`` measured again,
   against the ``baselines`` named, over ``deals`` deals (the card's shape);
 - ``DEFAULT_DEALS``: the deals ``python -m jaxgames.pretrained --evaluate`` plays by default
-  (games, in a game without deals: Hex).
+  (games, in a game without deals: Hex);
+- ``MAX_DEALS``, ``MAX_DEALS_WHY``: the most ``--evaluate`` plays in one run, and why in a few
+  words (the memory one batch of them takes, or the hours).
 
 Adding a game: its module here in :data:`HOOKS`, its agents under ``agents/<game>/``.
 """

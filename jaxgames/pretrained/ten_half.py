@@ -46,13 +46,15 @@ from jaxgames.ten_half.agent import make_player as _make_player
 from jaxgames.ten_half.agent import params_like as _params_like
 from jaxgames.ten_half.game import MAX_CARDS
 
-__all__ = ["DEFAULT_DEALS", "NAMES", "card_fields", "evaluation", "main", "make_player", "measure",
-           "params_like", "read_run", "ship"]
+__all__ = ["DEFAULT_DEALS", "MAX_DEALS", "MAX_DEALS_WHY", "NAMES", "card_fields", "evaluation", "main",
+           "make_player", "measure", "params_like", "read_run", "ship"]
 
 GAME = "ten_half"
 PROG = "python -m jaxgames.pretrained.ten_half"
 #: games of a re-measure: the run's own arena played 100,000 (a second of jitted play)
 DEFAULT_DEALS = 100_000
+MAX_DEALS = 10_000_000
+MAX_DEALS_WHY = "all in one batch, about 0.2 KB a deal: 1.7 GB"
 #: the shipped agents: a run's learner by its method, and the solver's optimum
 NAMES = {"on_policy": "mc-on-policy", "off_policy": "mc-wis-off-policy", "optimal": "optimal"}
 _TITLES = {"on_policy": "on-policy first-visit ε-greedy Monte Carlo control",

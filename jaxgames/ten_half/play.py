@@ -40,13 +40,14 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames import cli_args
 from jaxgames.player import Player
 from jaxgames.ten_half import dp
 from jaxgames.ten_half.agent import AgentError, action_and_values, load_agent, optimal_player
 from jaxgames.ten_half.game import (HAND_TYPE_NAMES, HIT, JACK, MAX_CARDS, RANK_NAMES, STICK, card_value_halves,
                                     dealer_outcomes, draw_rank, hand_type)
 from jaxgames.ten_half.render import points_text
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_status, run_cli,
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_process, exit_status, run_cli,
                                seed_or_random)
 
 PROG = "python -m jaxgames.ten_half.play"
@@ -323,7 +324,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --agent agent: which of the run's two learners (default: on-policy)")
     p.add_argument("--games", type=int, default=None, metavar="N",
                    help="stop after N games (default: play until quit or the end of input)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=cli_args.seed, default=None,
                    help="seed of the cards (default: a random one, shown)")
     return p
 
@@ -343,8 +344,6 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     if args.agent == AGENT and not args.run:
         parser.error("argument --run: --agent agent needs the run folder of a trained agent, "
                      "e.g. --run runs/ten_half/quick-seed0")
-    if args.seed is not None and not 0 <= args.seed < 2**32:
-        parser.error(f"argument --seed: must be in [0, 2**32), got {args.seed}")
     return Settings(agent=args.agent, pretrained=args.pretrained, run=args.run,
                     method=(args.method or "on-policy").replace("-", "_"), games=args.games,
                     seed=seed_or_random(args.seed))
@@ -355,4 +354,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

@@ -88,16 +88,29 @@ def test_cli_typed_on_stdin(monkeypatch, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--depth", "0"], "argument --depth: must be 1..3, got 0"),
     (["--variant", "1024"], "argument --variant: invalid choice"),
-    (["--seed", "-2"], "argument --seed: must be in [0, 2**32)"),
+    (["--seed", "-2"], "argument --seed: must be in 0..4294967295"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(gp.main, argv, message)
+
+
+def test_cli_another_game_or_no_run_is_named(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "th").mkdir()
+    (tmp_path / "th" / "config.json").write_text('{"game": "ten_half", "seed": 0}')
+    (tmp_path / "th" / "tables.npz").write_bytes(b"")   # a file of that name says nothing of the game
+    for run, message in (("empty", "has no config.json: not the folder of a python -m train.game2048 run"),
+                         ("th", "is the config of a ten_half run, not a 2048 run")):
+        assert gp.main(["--run", str(tmp_path / run)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0] and "has not finished" not in err[0]
 
 
 def test_cli_unusable_run_is_one_line(tmp_path, capsys):
     assert gp.main(["--run", str(tmp_path / "nope")]) == 2
     assert "no such run folder" in capsys.readouterr().err
     (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "config.json").write_text('{"game": "game2048"}')
     (tmp_path / "r" / "tables.npz").write_bytes(b"not a zip")
     assert gp.main(["--run", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

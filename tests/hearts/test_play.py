@@ -154,6 +154,8 @@ def test_cli_full_hand_typed_on_stdin(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
+    (["--seed", "4294967296"], "--seed: must be in 0..4294967295"),
+    (["--seed", "-1"], "--seed: must be in 0..4294967295"),
     (["--seat", "4"], "--seat: must be 0, 1, 2 or 3"),
     (["--seat", "x"], "--seat: invalid int value"),
     (["--opponent", "gnu"], "--opponent: invalid choice"),

@@ -137,6 +137,8 @@ def test_cli_bad_flag_from_a_shell(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
+    (["--seed", "4294967296"], "--seed: must be in 0..4294967295"),
+    (["--seed", "-1"], "--seed: must be in 0..4294967295"),
     (["--opponent", "shark"], "--opponent: invalid choice"),
     (["--hands", "0"], "--hands: must be at least 1"),
     (["--hands", "x"], "--hands: invalid int value"),

@@ -125,11 +125,28 @@ def test_the_list_is_one_line_per_agent(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--deals", "5"], "--deals/--seed: only with --evaluate GAME NAME"),
-    (["--evaluate", "holdem", "alphaholdem-small", "--deals", "1"], "--deals: must be at least 2"),
+    (["--evaluate", "holdem", "alphaholdem-small", "--deals", "1"], "--deals: must be in 2..1,000,000,000"),
+    (["--evaluate", "holdem", "alphaholdem-small", "--deals", "1000000000000"], "--deals: must be in 2..1,000,000,000"),
+    (["--evaluate", "holdem", "alphaholdem-small", "--seed", "99999999999999999999"], "--seed: must be in 0..4294967295"),
+    (["--evaluate", "holdem", "alphaholdem-small", "--seed", "4294967296"], "--seed: must be in 0..4294967295"),
+    (["--evaluate", "holdem", "alphaholdem-small", "--seed", "-1"], "--seed: must be in 0..4294967295"),
     (["--evaluate", "holdem"], "--evaluate: expected 2 arguments"),
 ])
 def test_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(cli.main, argv, message)
+
+
+@pytest.mark.parametrize("game, name", [("holdem", "alphaholdem-small"), ("hex", "az-7x7"), ("hearts", "learned-combined"),
+                                        ("ten_half", "optimal")])
+def test_more_deals_than_a_game_measures_is_one_line_before_loading(game, name, capsys, monkeypatch):
+    def never(*args):
+        raise AssertionError("the agent was loaded")
+
+    monkeypatch.setattr(cli.store, "load", never)
+    most = cli.hooks.hook(game).MAX_DEALS
+    assert cli.main(["--evaluate", game, name, "--deals", str(most + 1)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"at most {most:,} in one run" in err[0]
 
 
 def test_an_unknown_agent_to_evaluate_is_one_line(capsys):

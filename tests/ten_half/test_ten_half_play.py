@@ -129,7 +129,7 @@ def test_cli_typed_on_stdin(monkeypatch, capsys):
     (["--agent", "optimal", "--pretrained", "optimal"], "argument --pretrained: only with --agent pretrained"),
     (["--agent", "agent"], "--agent agent needs the run folder"),
     (["--agent", "best"], "argument --agent: invalid choice"),
-    (["--seed", "-1"], "argument --seed: must be in [0, 2**32)"),
+    (["--seed", "-1"], "argument --seed: must be in 0..4294967295"),
 ])
 def test_cli_bad_flags_exit_2(argv, message, exits_2_with_one_line):
     exits_2_with_one_line(tp.main, argv, message)

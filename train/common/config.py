@@ -35,11 +35,10 @@ from typing import Annotated, ClassVar, Mapping, Sequence, TypeVar
 
 import tyro
 
+from jaxgames.cli_args import SEED_MAX
+
 C = TypeVar("C", bound="RunConfig")
 
-# jax.random.key keeps 32 bits of the seed without x64 (key(2**32) == key(0)), and overflows
-# past int64: the seeds that give distinct runs are 0 .. 2**32 - 1.
-SEED_MAX = 2**32 - 1
 
 #: the largest value of an integer field (the run's counters and array sizes are int32)
 INT32_MAX = 2**31 - 1
