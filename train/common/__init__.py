@@ -1,5 +1,5 @@
-"""Shared pipeline pieces: config + CLI, run directory, chunked driver, checkpoints, mesh,
-multi-host runs, plots."""
+"""Shared pipeline pieces: config + CLI, run directory, chunked driver, the run skeleton,
+checkpoints, mesh, multi-host runs, plots."""
 
 from train.common.checkpoint import CheckpointError, Checkpointer
 from train.common.config import RunConfig, parse
@@ -20,11 +20,14 @@ from train.common.exits import exit_on_user_error
 from train.common.mesh import (batch_mesh, check_divisible, one_cpu_device_per_core, replicate, shard_batch,
                                to_global)
 from train.common.rundir import RunDir, RunDirError, markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
 
 __all__ = [
-    "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Display", "DistributedError",
-    "DivergenceError", "DriverResult", "PEER_LOST_STATUS", "RunConfig", "RunDir", "RunDirError",
-    "Schedule", "UserError", "batch_mesh", "check_divisible", "exit_on_user_error", "one_cpu_device_per_core",
-    "init_distributed", "is_multiprocess", "is_primary", "make_chunk", "markdown_table", "parse",
-    "replicate", "run", "shard_batch", "to_global", "to_host",
+    "BulkyPart", "CheckpointError", "Checkpointer", "Checkpointing", "Chunk", "Display",
+    "DistributedError", "DivergenceError", "DriverResult", "End", "Final", "Keys",
+    "PEER_LOST_STATUS", "Pipeline", "Round", "RunConfig", "RunDir", "RunDirError", "Schedule",
+    "UserError", "batch_mesh", "check_divisible", "exit_on_user_error", "init_distributed",
+    "is_multiprocess", "is_primary", "league_hook", "make_chunk", "markdown_table",
+    "one_cpu_device_per_core", "parse", "replicate", "run", "run_pipeline", "shard_batch",
+    "to_global", "to_host",
 ]

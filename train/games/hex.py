@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 
 import jax
 import jax.numpy as jnp
@@ -30,9 +29,10 @@ from jaxgames.search import mcts
 from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import league as league_lib
-from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common import Display, init_distributed, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
 
 GAME = "hex"
 UCT = 0   # the league's fixed player 0: plain UCT, the evaluation's opponent (Elo 0)
@@ -211,6 +211,10 @@ def score_against(metrics, opponents) -> float | None:
     return float(metrics["newest_score"][picked].mean()) if picked.any() else None
 
 
+#: the summary's figures of the best model (``best_model_<key>``)
+BEST_MODEL_KEYS = ("win_rate_vs_uct", "win_rate_vs_uct_ci95", "win_rate_vs_uct_low", "win_rate_vs_uct_high")
+
+
 def versus_uct(res) -> dict:
     """The agent's results against plain UCT (policy 0 of the arena result ``res``): its win
     rate with its 95% Wilson interval (``_low``, ``_high``; asymmetric about the rate, so
@@ -225,112 +229,86 @@ def versus_uct(res) -> dict:
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     """Train, evaluate and write the run folder; returns the summary (the same on every
     process of a multi-host run, where process 0 alone writes)."""
-    start = time.time()
-    init_distributed()
+    init_distributed()   # first: before the pipeline uses JAX
+    return run_pipeline(pipeline(config), config, stop_after_chunks=stop_after_chunks)
+
+
+def pipeline(config) -> Pipeline:
+    """The run's own parts (``train/common/skeleton.py`` runs them): the learner, each round's
+    evaluation against plain UCT, the league's hook and the final evaluation."""
     learner, (uct_arena, final_arena), pool_arena, recorder, init = _compiled(config.build_key())
-    key = jax.random.key(config.seed)
-    init_key, train_key, eval_key = jax.random.split(key, 3)
 
-    units = config.learner.games_per_update
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        latest, best = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
-        pending = {}
+    def pool_games(newest, other, key):
+        return pool_arena(to_host([newest, other]), key).returns[:, 0]
 
-        def on_chunk(step, carry, m, seconds):
-            # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on
-            # this process's first device (fed arrays spread over the mesh, it would run whole
-            # on every device of it); every process gets the same results
-            res = uct_arena([to_host(learner.params(carry)), None], jax.random.fold_in(eval_key, step))
-            rate = res.win_rate(0)[0]
-            # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
-            row = {"round": step // config.updates_per_round - phase1_rounds(config), "phase": int(m["phase"][-1]),
-                   "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(seconds, 1e-9),
-                   "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
-                   "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
-                   "self_play_score": score_against(m, lambda g: g >= 0),
-                   "anchor_score": score_against(m, lambda g: g == az.ANCHOR_GENERATION),
-                   "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
-                   **versus_uct(res), "seconds": seconds}
-            pending[step] = (row, res)
-            return {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": rate}
+    n = config.board_size
+    return Pipeline(
+        game=GAME, keys=Keys.of(config.seed), init=init, update=learner.update, params=learner.params,
+        num_updates=num_rounds(config) * config.updates_per_round, chunk_size=config.updates_per_round,
+        evaluate=functools.partial(evaluate_round, config, learner, uct_arena),
+        league=league_hook(get=lambda carry: carry.league, put=lambda carry, league: carry.replace(league=league),
+                           params=learner.params, fixed=lambda res: {UCT: res.returns[:, 0]},
+                           play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents),
+        final=functools.partial(final_evaluation, config, learner, final_arena, recorder),
+        best_metric="vs_uct", restore_best=True,
+        display=Display(enabled=config.progress, desc=f"hex {n}x{n} games", units_per_update=config.learner.games_per_update,
+                        show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  vs UCT {s['vs_uct']:.0%}"))
 
-        def pool_games(newest, other, key):
-            return pool_arena(to_host([newest, other]), key).returns[:, 0]
 
-        def between_chunks(step, carry):
-            row, res = pending.pop(step)
-            # on the host, alike on every process (a multi-host run decides the same)
-            league, info = league_lib.after_round(
-                to_host(carry.league), to_host(learner.params(carry)), fixed_returns={UCT: res.returns[:, 0]},
-                play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents,
-                key=jax.random.fold_in(eval_key, step))
-            rundir.log(step, {**row, **info})
-            return carry.replace(league=jax.tree_util.tree_map(jnp.asarray, league))
+def evaluate_round(config, learner, arena, c: Chunk) -> Round:
+    """The round's row: its training figures and the newest model against plain UCT."""
+    # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on this
+    # process's first device (fed arrays spread over the mesh, it would run whole on every
+    # device of it); every process gets the same results
+    res = arena([to_host(learner.params(c.carry)), None], c.keys.round(c.step))
+    m, units = c.metrics, config.learner.games_per_update
+    # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
+    row = {"round": c.step // config.updates_per_round - phase1_rounds(config), "phase": int(m["phase"][-1]),
+           "games": int(m["games"][-1]), "games_per_second": units * len(m["phase"]) / max(c.seconds, 1e-9),
+           "loss": float(m["loss"].mean()), "value_loss": float(m["value_loss"].mean()),
+           "policy_loss": float(m["policy_loss"].mean()), "l2": float(m["l2"].mean()),
+           "self_play_score": score_against(m, lambda g: g >= 0),
+           "anchor_score": score_against(m, lambda g: g == az.ANCHOR_GENERATION),
+           "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
+           **versus_uct(res), "seconds": c.seconds}
+    return Round(row, {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": res.win_rate(0)[0]},
+                 results=res)
 
-        result = run(
-            learner.update, init(init_key), train_key,
-            Schedule(num_updates=num_rounds(config) * config.updates_per_round,
-                     chunk_size=config.updates_per_round, stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk, between_chunks=between_chunks,
-            checkpointing=Checkpointing(latest=latest, config_json=config.to_json(),
-                                        resume=config.resume, best=best,
-                                        best_metric="vs_uct", params=learner.params),
-            display=Display(enabled=config.progress, desc=f"hex {config.board_size}x{config.board_size} games",
-                            units_per_update=units,
-                            show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  "
-                                           f"vs UCT {s['vs_uct']:.0%}"))
-        finished = result.step >= num_rounds(config) * config.updates_per_round
-        best_step = best.latest_step()
-        best_is_last = best_step in (None, result.step)
-        # the agent that load_agent and jaxgames.hex.play take is best/'s (the round that did
-        # best against UCT): it gets the same final evaluation as the last model
-        best_params = (best.restore_or_warn(learner.params(result.carry), train_key, step=best_step,
-                                            consequence="the summary leaves the best model out")
-                       if finished and not best_is_last else None)
-        latest.close()
-        best.close()
-        if not finished:
-            return {}
-        rows = rundir.metrics()
-        last = rows[-1]
-        params = to_host(learner.params(result.carry))
-        final_key = jax.random.fold_in(eval_key, 2**31 - 2)
-        final = versus_uct(final_arena([params, None], final_key))
-        if best_is_last:
-            best_model, best_round = final, last["round"]
-        elif best_params is None:       # best/ unreadable: said on stderr, left out
-            best_model = dict.fromkeys(("win_rate_vs_uct", "win_rate_vs_uct_ci95", "win_rate_vs_uct_low",
-                                        "win_rate_vs_uct_high"))
-            best_round = None
-        else:
-            best_model = versus_uct(final_arena([to_host(best_params), None], final_key))
-            best_round = best_step // config.updates_per_round - phase1_rounds(config)
-        ratings = league_lib.elo_list(to_host(result.carry.league))
-        if config.sgf_games:
-            actions = to_host(recorder([params, None],
-                                       jax.random.fold_in(eval_key, 2**31 - 1)))
-            if rundir.writes:
-                write_sgf(rundir.path / "sgf", actions, config)
-        summary = {
-            "board_size": config.board_size, **final,
-            "uct_simulations": config.uct_simulations, "agent_simulations": eval_simulations(config),
-            "eval_games": config.final_eval_games or config.eval_games,
-            "round_eval_games": config.eval_games, "rounds": num_rounds(config),
-            "self_play_rounds": config.rounds,
-            "self_play_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 2),
-            "phase1_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 1),
-            "final_elo": ratings.get(last["generation"]),
-            "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
-            "best_model_round": best_round,
-            **{f"best_model_{k}": best_model[k] for k in ("win_rate_vs_uct", "win_rate_vs_uct_ci95",
-                                                          "win_rate_vs_uct_low", "win_rate_vs_uct_high")},
-            "seconds": time.time() - start,
-        }
-        if rundir.writes:
-            write_plots(rundir, rows, ratings)
-        rundir.write_summary(summary)
-        rundir.write_report(report(config, summary, rows, ratings))
-    return summary
+
+def final_evaluation(config, learner, arena, recorder, end: End) -> Final:
+    """The last model and the best (``best/``: the agent ``load_agent`` and
+    ``jaxgames.hex.play`` take) against plain UCT over the same games, the Elo list, SGF."""
+    rows, units = end.rows, config.learner.games_per_update
+    params = to_host(learner.params(end.carry))
+    final = versus_uct(arena([params, None], end.keys.final))
+    if end.best_step in (None, end.step):
+        best_model, best_round = final, rows[-1]["round"]
+    elif end.best_params is None:       # best/ unreadable: said on stderr, left out
+        best_model, best_round = dict.fromkeys(BEST_MODEL_KEYS), None
+    else:
+        best_model = versus_uct(arena([to_host(end.best_params), None], end.keys.final))
+        best_round = end.best_step // config.updates_per_round - phase1_rounds(config)
+    ratings = league_lib.elo_list(to_host(end.carry.league))
+    actions = to_host(recorder([params, None], end.keys.sgf)) if config.sgf_games else None
+    summary = {
+        "board_size": config.board_size, **final,
+        "uct_simulations": config.uct_simulations, "agent_simulations": eval_simulations(config),
+        "eval_games": config.final_eval_games or config.eval_games,
+        "round_eval_games": config.eval_games, "rounds": num_rounds(config),
+        "self_play_rounds": config.rounds,
+        "self_play_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 2),
+        "phase1_games": sum(units * config.updates_per_round for r in rows if r["phase"] == 1),
+        "final_elo": ratings.get(rows[-1]["generation"]),
+        "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
+        "best_model_round": best_round, **{f"best_model_{k}": best_model[k] for k in BEST_MODEL_KEYS},
+    }
+
+    def files(rundir, summary):
+        if actions is not None:
+            write_sgf(rundir.path / "sgf", actions, config)
+        write_plots(rundir, rows, ratings)
+
+    return Final(summary, report=lambda summary: report(config, summary, rows, ratings), files=files)
 
 
 def write_sgf(folder, actions, config) -> None:
