@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from typing import Sequence
 
 import chex
@@ -41,9 +40,10 @@ from jaxgames.player import Player
 from train.algos import league as league_lib
 from train.algos import ppo
 from train.algos.opponents import VsOpponents
-from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common import Display, init_distributed, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
 
 GAME = "holdem"
 #: the default training anchors, the league's fixed players outside the lineage: table rows
@@ -258,109 +258,96 @@ def _compiled(key_config):
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     """Train, evaluate and write the run folder; returns the summary (the same on every
     process of a multi-host run, where process 0 alone writes)."""
-    start = time.time()
-    init_distributed()
+    init_distributed()   # first: before the pipeline uses JAX
+    return run_pipeline(pipeline(config), config, stop_after_chunks=stop_after_chunks)
+
+
+def pipeline(config) -> Pipeline:
+    """The run's own parts (``train/common/skeleton.py`` runs them): the learner, each round's
+    duplicate evaluation (and LBR every ``lbr_every`` rounds), the league's hook and the final
+    evaluation."""
     anchors = anchor_names(config.anchors)
     env, net, learner, agent, init = _compiled(config.build_key())
-    key = jax.random.key(config.seed)
-    init_key, train_key, eval_key = jax.random.split(key, 3)
     lc = config.learner
-    decisions = lc.num_envs * lc.num_steps
 
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        latest, best = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
-        pending = {}
+    def pool_games(newest, other, k):
+        h2h = bots_lib.head_to_head(env, agent, agent, k, num_deals=config.elo_deals, params=[newest, other])
+        return h2h.deal_returns
 
-        def on_chunk(step, carry, m, seconds):
-            params = to_host(learner.params(carry))
-            results = evaluate(env, agent, params, jax.random.fold_in(eval_key, step), num_deals=config.eval_deals)
-            hands = int(m["games_finished"].sum())
-            row = {"round": step // config.updates_per_round, "hands": int(np.asarray(carry.episodes)),
-                   "decisions": int(np.asarray(carry.decisions)),
-                   "hands_per_second": hands / max(seconds, 1e-9),
-                   "decisions_per_second": decisions * len(m["games_finished"]) / max(seconds, 1e-9),
-                   "training_return_bb": REWARD_UNIT_BB * float(np.average(m["episode_return"], weights=np.maximum(m["games_finished"], 1e-9))),
-                   **{k: float(np.mean(m[k])) for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
-                                                         "clip_fraction")},
-                   **mbb_row(results), "seconds": seconds}
-            if config.lbr_every and row["round"] % config.lbr_every == 0:
-                lbr = local_best_response(env, agent, params, jax.random.fold_in(jax.random.fold_in(eval_key, step), 1),
-                                          hands=config.round_lbr_hands)
-                row.update(lbr_mbb=lbr["mean"], lbr_mbb_ci95=lbr["ci95"])
-            pending[step] = (row, results)
-            return {"hands/s": row["hands_per_second"], "vs_random": row["mbb_vs_random"],
-                    "vs_call": row["mbb_vs_call"], "vs_equity": row["mbb_vs_equity"],
-                    "score": min(row["mbb_vs_call"], row["mbb_vs_random"], row["mbb_vs_allin"])}
+    return Pipeline(
+        game=GAME, keys=Keys.of(config.seed), init=init, update=learner.update, params=learner.params,
+        num_updates=config.rounds * config.updates_per_round, chunk_size=config.updates_per_round,
+        evaluate=functools.partial(evaluate_round, config, env, learner, agent),
+        league=league_hook(get=lambda carry: carry.pool, put=lambda carry, pool: carry.replace(pool=pool),
+                           params=learner.params,
+                           fixed=lambda results: {i: results[name].deal_returns for i, name in enumerate(anchors)},
+                           play=pool_games if config.elo_deals else None, opponents=config.elo_opponents),
+        final=functools.partial(final_evaluation, config, env, learner, agent),
+        best_metric="score",
+        display=Display(enabled=config.progress, desc="holdem decisions", units_per_update=lc.num_envs * lc.num_steps,
+                        show=lambda s: f"{s['hands/s']:,.0f} hands/s  mbb/hand vs random {s['vs_random']:+,.0f}"
+                                       f"  call {s['vs_call']:+,.0f}  equity {s['vs_equity']:+,.0f}"))
 
-        def pool_games(newest, other, k):
-            h2h = bots_lib.head_to_head(env, agent, agent, k, num_deals=config.elo_deals, params=[newest, other])
-            return h2h.deal_returns
 
-        def between_chunks(step, carry):
-            row, results = pending.pop(step)
-            fixed = {i: results[name].deal_returns for i, name in enumerate(anchors)}
-            pool, info = league_lib.after_round(
-                to_host(carry.pool), to_host(learner.params(carry)), fixed_returns=fixed,
-                play=pool_games if config.elo_deals else None, opponents=config.elo_opponents,
-                key=jax.random.fold_in(eval_key, step))
-            rundir.log(step, {**row, **info})
-            return carry.replace(pool=jax.tree_util.tree_map(jnp.asarray, pool))
+def evaluate_round(config, env, learner, agent, c: Chunk) -> Round:
+    """The round's row: its training figures and the duplicate match against each baseline;
+    LBR's winnings every ``lbr_every`` rounds."""
+    params = to_host(learner.params(c.carry))
+    results = evaluate(env, agent, params, c.keys.round(c.step), num_deals=config.eval_deals)
+    m, carry, lc = c.metrics, c.carry, config.learner
+    hands = int(m["games_finished"].sum())
+    row = {"round": c.step // config.updates_per_round, "hands": int(np.asarray(carry.episodes)),
+           "decisions": int(np.asarray(carry.decisions)),
+           "hands_per_second": hands / max(c.seconds, 1e-9),
+           "decisions_per_second": lc.num_envs * lc.num_steps * len(m["games_finished"]) / max(c.seconds, 1e-9),
+           "training_return_bb": REWARD_UNIT_BB * float(np.average(m["episode_return"], weights=np.maximum(m["games_finished"], 1e-9))),
+           **{k: float(np.mean(m[k])) for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
+                                                 "clip_fraction")},
+           **mbb_row(results), "seconds": c.seconds}
+    if config.lbr_every and row["round"] % config.lbr_every == 0:
+        lbr = local_best_response(env, agent, params, c.keys.round_lbr(c.step), hands=config.round_lbr_hands)
+        row.update(lbr_mbb=lbr["mean"], lbr_mbb_ci95=lbr["ci95"])
+    shown = {"hands/s": row["hands_per_second"], "vs_random": row["mbb_vs_random"],
+             "vs_call": row["mbb_vs_call"], "vs_equity": row["mbb_vs_equity"],
+             "score": min(row["mbb_vs_call"], row["mbb_vs_random"], row["mbb_vs_allin"])}
+    return Round(row, shown, results=results)
 
-        total = config.rounds * config.updates_per_round
-        result = run(
-            learner.update, init(init_key), train_key,
-            Schedule(num_updates=total, chunk_size=config.updates_per_round, stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk, between_chunks=between_chunks,
-            checkpointing=Checkpointing(latest=latest, config_json=config.to_json(), resume=config.resume,
-                                        best=best, best_metric="score", params=learner.params),
-            display=Display(enabled=config.progress, desc="holdem decisions", units_per_update=decisions,
-                            show=lambda s: f"{s['hands/s']:,.0f} hands/s  mbb/hand vs random {s['vs_random']:+,.0f}"
-                                           f"  call {s['vs_call']:+,.0f}  equity {s['vs_equity']:+,.0f}"))
-        finished = result.step >= total
-        latest.close()
-        best.close()
-        if not finished:
-            return {}
-        rows = rundir.metrics()
-        params = to_host(learner.params(result.carry))
-        final_key = jax.random.fold_in(eval_key, 2**31 - 2)
-        final = evaluate(env, agent, params, final_key, num_deals=config.final_eval_deals)
-        summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
-        lbr = None
-        if config.lbr_hands:
-            lbr = local_best_response(env, agent, params, jax.random.fold_in(eval_key, 2**31 - 3),
-                                      hands=config.lbr_hands)
-            summary["lbr_mbb"] = {"mean": lbr["mean"], "ci95": lbr["ci95"]}
-            summary["lbr_mbb_allin_adjusted"] = lbr["allin"]
-            lbr["bots"] = {}
-            # the reference bots as one bot (the index its parameter): one LBR program for both,
-            # the same results as each bot's own (25 s against 16 s at 4 hands, under load)
-            reference = bots_lib.one_of([bots_lib.make_bot(env, name) for name in LBR_REFERENCE_BOTS])
-            for i, name in enumerate(LBR_REFERENCE_BOTS):   # the same deals (key) as the agent's
-                r = local_best_response(env, reference, jnp.int32(i),
-                                        jax.random.fold_in(eval_key, 2**31 - 3), hands=config.lbr_hands)
-                summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
-                summary[f"lbr_mbb_allin_adjusted_{name}_bot"] = r["allin"]
-                lbr["bots"][name] = r
-        # how the agent plays, beside how much it wins: two of the three full-preset agents that
-        # lost to the equity bot had collapsed to one preflop line whatever their cards
-        # (docs/lab/holdem.md)
-        profile = preflop_profile(env, agent.probs, params, jax.random.fold_in(eval_key, 2**31 - 4),
-                                  num_deals=PROFILE_DEALS)
-        ratings = league_lib.elo_list(to_host(result.carry.pool))
-        summary.update({
-            "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
-            "hands_trained": int(np.asarray(result.carry.episodes)),
-            "decisions_trained": int(np.asarray(result.carry.decisions)),
-            "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
-            "loss": config.learner.loss, "parameters": param_count(config),
-            "seconds": time.time() - start,
-        })
-        if rundir.writes:
-            write_plots(rundir, rows, ratings, anchors)
-        rundir.write_summary(summary)
-        rundir.write_report(report(config, anchors, summary, rows, ratings, final, lbr, profile))
-    return summary
+
+def final_evaluation(config, env, learner, agent, end: End) -> Final:
+    """The last model's duplicate match against each baseline over ``final_eval_deals``, LBR
+    against it and against the reference bots over the same deals, its preflop profile."""
+    anchors, rows = anchor_names(config.anchors), end.rows
+    params = to_host(learner.params(end.carry))
+    final = evaluate(env, agent, params, end.keys.final, num_deals=config.final_eval_deals)
+    summary = {f"mbb_vs_{name}": {"mean": r.mean, "ci95": r.ci95} for name, r in final.items()}
+    lbr = None
+    if config.lbr_hands:
+        lbr = local_best_response(env, agent, params, end.keys.lbr, hands=config.lbr_hands)
+        summary["lbr_mbb"] = {"mean": lbr["mean"], "ci95": lbr["ci95"]}
+        summary["lbr_mbb_allin_adjusted"] = lbr["allin"]
+        lbr["bots"] = {}
+        # the reference bots as one bot (the index its parameter): one LBR program for both,
+        # the same results as each bot's own (25 s against 16 s at 4 hands, under load)
+        reference = bots_lib.one_of([bots_lib.make_bot(env, name) for name in LBR_REFERENCE_BOTS])
+        for i, name in enumerate(LBR_REFERENCE_BOTS):   # the same deals (key) as the agent's
+            r = local_best_response(env, reference, jnp.int32(i), end.keys.lbr, hands=config.lbr_hands)
+            summary[f"lbr_mbb_{name}_bot"] = {"mean": r["mean"], "ci95": r["ci95"]}
+            summary[f"lbr_mbb_allin_adjusted_{name}_bot"] = r["allin"]
+            lbr["bots"][name] = r
+    # how the agent plays, beside how much it wins: two of the three full-preset agents that
+    # lost to the equity bot had collapsed to one preflop line whatever their cards
+    # (docs/lab/holdem.md)
+    profile = preflop_profile(env, agent.probs, params, end.keys.profile, num_deals=PROFILE_DEALS)
+    ratings = league_lib.elo_list(to_host(end.carry.pool))
+    summary.update({
+        "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
+        "hands_trained": int(np.asarray(end.carry.episodes)),
+        "decisions_trained": int(np.asarray(end.carry.decisions)),
+        "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
+        "loss": config.learner.loss, "parameters": param_count(config),
+    })
+    return Final(summary, report=lambda s: report(config, anchors, s, rows, ratings, final, lbr, profile),
+                 files=lambda rundir, s: write_plots(rundir, rows, ratings, anchors))
 
 
 # -- plots and report ----------------------------------------------------------------------------
