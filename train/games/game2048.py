@@ -3,8 +3,8 @@ arena, plots and the report."""
 
 from __future__ import annotations
 
+import functools
 import sys
-import time
 
 import jax
 import numpy as np
@@ -16,9 +16,10 @@ from jaxgames.game2048 import players
 from jaxgames.game2048.board import BoardModel
 from jaxgames.game2048.tables import export_tables, load_tables
 from train.algos import ntuple_td as td
-from train.common import Checkpointing, Display, RunDir, Schedule, UserError, run
+from train.common import Display, UserError, init_distributed
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, run_pipeline
 
 GAME = "game2048"
 
@@ -35,99 +36,81 @@ def td_config(config) -> td.TDConfig:
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     """Train, evaluate at every depth of ``config.final_depths`` and against the baselines, write
     the run directory; returns the summary. ``config`` is ``train.game2048.Config``."""
-    start = time.time()
+    init_distributed()   # before JAX is used (the tables' check below), as every pipeline
     tdc = td_config(config)
-    net = tdc.network
-    env = jaxgames.make("2048", variant=config.variant)
-    learner = td.make(tdc, env)
-    key = jax.random.key(config.seed)
-    init_key, train_key, eval_key = jax.random.split(key, 3)
-    carry = learner.init(init_key)
+    learner = td.make(tdc, jaxgames.make("2048", variant=config.variant))
+    keys = Keys.of(config.seed)
+    carry = learner.init(keys.init)
     if config.init_tables:  # checked before the run folder exists: a refusal leaves nothing
         try:
-            weights = load_tables(config.init_tables, net, config.variant)
+            weights = load_tables(config.init_tables, tdc.network, config.variant)
         except ValueError as e:
             raise UserError(f"--init-tables: {e}") from None
         carry = carry.replace(table=td.make_table(weights, config.tc, count_column=tdc.counts_games))
     if config.num_updates * config.num_games != config.train_moves:
         print(f"--train-moves {config.train_moves:,} rounded to {config.num_updates * config.num_games:,}: "
               f"every update moves all {config.num_games} games once", file=sys.stderr)
-    value_player = players.value_policy(net, 1, config.variant)
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        checkpointer, best_checkpointer = rundir.open_checkpoints(keep=config.keep_checkpoints, best=True)
-        totals = {}
+    value_player = players.value_policy(tdc.network, 1, config.variant)
+    return run_pipeline(Pipeline(
+        game=GAME, keys=keys, init=lambda key: carry, update=learner.update, params=learner.params,
+        num_updates=config.num_updates, chunk_size=min(config.updates_per_chunk, config.num_updates),
+        checkpoint_every=config.checkpoint_every,
+        evaluate=functools.partial(evaluate_round, config, learner, value_player),
+        final=functools.partial(final_evaluation, config, learner, tdc.network), best_metric="eval",
+        display=Display(enabled=config.progress, desc="2048 moves", units_per_update=config.num_games,
+                        show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
+                                       f"eval 1-ply {s['eval']:,.0f}")), config, stop_after_chunks=stop_after_chunks)
 
-        def on_chunk(step, carry, m, seconds):
-            if not totals:  # this session's first chunk: go on from the row logged before it
-                start = step - np.asarray(m["moves"]).shape[0]
-                before = [r for r in rundir.metrics() if r["step"] <= start]
-                totals.update({"games": before[-1]["train_games"], "moves": before[-1]["train_moves"],
-                               "seconds": before[-1]["train_seconds"]} if before
-                              else {"games": 0, "moves": 0, "seconds": 0.0})
-            ended = int(np.asarray(m["games_ended"]).sum())
-            moves = int(np.asarray(m["moves"], np.int64).sum())
-            totals["games"] += ended
-            totals["moves"] += moves
-            totals["seconds"] += seconds
-            reached, _ = tile_rate(np.asarray(m["ended_max_tile_hist"]).sum(0), config.variant)
-            ev = players.evaluate(value_player, learner.params(carry), jax.random.fold_in(eval_key, step),
-                                  num_games=config.eval_games, variant=config.variant)
-            row = {"train_games": totals["games"], "train_moves": totals["moves"],
-                   "train_seconds": totals["seconds"],
-                   "moves_per_second": moves / max(seconds, 1e-9),
-                   "train_avg_score": float(np.asarray(m["ended_score_sum"]).sum()) / max(ended, 1),
-                   "train_rate_2048": reached / max(ended, 1),
-                   **ev.summary("eval_")}
-            rundir.log(step, row)
-            return {"moves/s": row["moves_per_second"], "avg": row["train_avg_score"],
-                    "eval": row["eval_avg_score"]}
 
-        result = run(
-            learner.update, carry, train_key,
-            Schedule(num_updates=config.num_updates,
-                     chunk_size=min(config.updates_per_chunk, config.num_updates),
-                     checkpoint_every=config.checkpoint_every, stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk,
-            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(),
-                                        resume=config.resume, best=best_checkpointer,
-                                        best_metric="eval", params=learner.params),
-            display=Display(enabled=config.progress, desc="2048 moves", units_per_update=config.num_games,
-                            show=lambda s: f"{s['moves/s'] / 1e6:.2f}M moves/s  train avg {s['avg']:,.0f}  "
-                                           f"eval 1-ply {s['eval']:,.0f}"))
-        checkpointer.close()
-        best_checkpointer.close()
-        if result.step < config.num_updates:
-            return {}
-        if not totals:  # resumed a run whose training had ended: nothing ran in this session
-            last = rundir.metrics()[-1]
-            totals.update(games=last["train_games"], moves=last["train_moves"], seconds=last["train_seconds"])
-        weights = learner.params(result.carry)
+def evaluate_round(config, learner, value_player, c: Chunk) -> Round:
+    """The chunk's training figures (the totals go on from the row before it) and a 1-ply
+    evaluation."""
+    m = c.metrics
+    before = c.last_row or {"train_games": 0, "train_moves": 0, "train_seconds": 0.0}
+    ended = int(np.asarray(m["games_ended"]).sum())
+    moves = int(np.asarray(m["moves"], np.int64).sum())
+    reached, _ = tile_rate(np.asarray(m["ended_max_tile_hist"]).sum(0), config.variant)
+    ev = players.evaluate(value_player, learner.params(c.carry), c.keys.round(c.step),
+                          num_games=config.eval_games, variant=config.variant)
+    row = {"train_games": before["train_games"] + ended, "train_moves": before["train_moves"] + moves,
+           "train_seconds": before["train_seconds"] + c.seconds,
+           "moves_per_second": moves / max(c.seconds, 1e-9),
+           "train_avg_score": float(np.asarray(m["ended_score_sum"]).sum()) / max(ended, 1),
+           "train_rate_2048": reached / max(ended, 1),
+           **ev.summary("eval_")}
+    return Round(row, {"moves/s": row["moves_per_second"], "avg": row["train_avg_score"],
+                       "eval": row["eval_avg_score"]})
+
+
+def final_evaluation(config, learner, net, end: End) -> Final:
+    """The learned tables at every depth of ``final_depths`` (one end key per depth) and the
+    baselines; the tables exported for ``jaxgames.game2048``."""
+    weights = learner.params(end.carry)
+    summary, per_depth = {}, {}
+    for depth in config.final_depths:
+        games = config.final_games if depth == 1 else config.final_games_deep
+        stats = players.evaluate(players.value_policy(net, depth, config.variant), weights, end.keys.end(depth),
+                                 num_games=games, variant=config.variant)
+        per_depth[depth] = stats.summary()
+        summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
+    for name, player in (("random", random_policy),
+                         ("greedy_reward", players.greedy_reward_policy(config.variant))):
+        stats = players.evaluate(player, None, end.keys.baselines, num_games=config.final_games,
+                                 variant=config.variant)
+        summary[f"{name}_avg_score"] = float(stats.score.mean())
+    headline = per_depth[min(config.final_depths)]
+    for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
+        summary[k] = headline[k]
+    last = end.rows[-1]   # the training totals
+    summary.update(train_games=last["train_games"], train_moves=last["train_moves"],
+                   moves_per_second=last["train_moves"] / max(last["train_seconds"], 1e-9),
+                   train_seconds=last["train_seconds"])
+
+    def files(rundir, summary):
         export_tables(rundir.path / "tables.npz", net, weights, config.variant)
-        summary, per_depth = {}, {}
-        for depth in config.final_depths:
-            games = config.final_games if depth == 1 else config.final_games_deep
-            stats = players.evaluate(players.value_policy(net, depth, config.variant), weights,
-                                     jax.random.fold_in(eval_key, 2**31 - depth), num_games=games,
-                                     variant=config.variant)
-            per_depth[depth] = stats.summary()
-            summary.update({f"depth{depth}_{k}": v for k, v in per_depth[depth].items()})
-        baseline_key = jax.random.fold_in(eval_key, 2**31 - 100)
-        for name, player in (("random", random_policy),
-                             ("greedy_reward", players.greedy_reward_policy(config.variant))):
-            stats = players.evaluate(player, None, baseline_key, num_games=config.final_games,
-                                     variant=config.variant)
-            summary[f"{name}_avg_score"] = float(stats.score.mean())
-        headline = per_depth[min(config.final_depths)]
-        for k in ("avg_score", "max_score", "rate_2048", "rate_4096", "rate_8192", "rate_16384", "rate_32768"):
-            summary[k] = headline[k]
-        rows = rundir.metrics()
-        summary.update(train_games=totals["games"], train_moves=totals["moves"],
-                       moves_per_second=totals["moves"] / max(totals["seconds"], 1e-9),
-                       train_seconds=totals["seconds"], seconds=time.time() - start)
-        write_plots(rundir, rows, per_depth)
-        rundir.write_summary(summary)
-        rundir.write_report(report(config, summary, per_depth))
-    return summary
+        write_plots(rundir, end.rows, per_depth)
+
+    return Final(summary, report=lambda s: report(config, s, per_depth), files=files)
 
 
 def tile_rate(hist: np.ndarray, variant: str, tile: int = 2048) -> tuple[float, int]:
