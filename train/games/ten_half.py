@@ -5,7 +5,7 @@ curves of the exact policy value, the two methods' max-Q) and the report."""
 
 from __future__ import annotations
 
-import time
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -17,9 +17,10 @@ from jaxgames.ten_half import dp
 from jaxgames.ten_half.game import MAX_CARDS
 from train.algos import mc_control
 from train.algos.learner import Learner
-from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common import Display, init_distributed, to_host
 from train.common.plots import line_plot, plt
 from train.common.rundir import markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, run_pipeline
 
 GAME = "ten_half"
 METHODS = mc_control.METHODS
@@ -31,59 +32,52 @@ FACES_SHOWN = 5  # 0..4 face cards, as the source's figures 4-4 .. 4-8
 def train(config, *, stop_after_chunks: int | None = None) -> dict:
     """Train both methods, evaluate exactly, write the run directory; returns the summary (the
     same on every process of a multi-host run). ``config`` is ``train.ten_half.Config``."""
-    start = time.time()
     init_distributed()
     wired = learners(episodes_per_update=config.episodes_per_update,
                      epsilon=config.epsilon, discount=config.discount)
     init, update = joint(wired)
-    train_key = jax.random.key(config.seed)  # the updates' keys, as in the published numbers
-    init_key, eval_key = jax.random.split(jax.random.fold_in(train_key, 2**31 - 1))
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        checkpointer, _ = rundir.open_checkpoints(keep=config.keep_checkpoints)
+    return run_pipeline(Pipeline(
+        # the seed's key trains, as in the published numbers
+        game=GAME, keys=Keys.of(config.seed, train_is_seed=True), init=init, update=update,
+        num_updates=config.num_updates, chunk_size=config.updates_per_chunk,
+        evaluate=functools.partial(evaluate_updates, config),
+        final=functools.partial(final_evaluation, config, wired),
+        display=Display(enabled=config.progress, desc="ten_half episodes", units_per_update=config.episodes_per_update,
+                        show=lambda m: f"value on={m['on']:+.4f} off={m['off']:+.4f} optimum={m['opt']:+.4f}")),
+        config, stop_after_chunks=stop_after_chunks)
 
-        def on_chunk(step, carry, metrics, seconds):
-            if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
-                raise RuntimeError("an episode ran past max_episode_steps")
-            first = step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1
-            for i, u in enumerate(range(first, step + 1)):
-                row = {"episodes": u * config.episodes_per_update}
-                for m in METHODS:
-                    policy = np.asarray(metrics[m]["greedy_policy"][i]).reshape(dp.SHAPE)
-                    row[f"{m}_value"] = dp.policy_value(policy)
-                    row[f"{m}_return"] = float(metrics[m]["episode_return"][i])
-                rundir.log(u, row)
-            return {"on": row["on_policy_value"], "off": row["off_policy_value"],
-                    "opt": dp.optimal_value()}
 
-        result = run(
-            update, init(init_key), train_key,
-            Schedule(num_updates=config.num_updates, chunk_size=config.updates_per_chunk,
-                     stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk,
-            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(),
-                                        resume=config.resume),
-            display=Display(enabled=config.progress, desc="ten_half episodes",
-                            units_per_update=config.episodes_per_update,
-                            show=lambda m: f"value on={m['on']:+.4f} off={m['off']:+.4f} "
-                                           f"optimum={m['opt']:+.4f}"))
-        checkpointer.close()
-        if result.step < config.num_updates:  # stopped early on purpose (tests of --resume)
-            return {}
-
-        q, policies = greedy_policies(wired, result.carry)
-        summary = {"optimal_value": dp.optimal_value()}
+def evaluate_updates(config, c: Chunk) -> Round:
+    """A row per update of the chunk: each method's greedy policy valued exactly (the solver)."""
+    metrics = c.metrics
+    if not bool(np.all(np.asarray(metrics["on_policy"]["ended_fraction"]) == 1.0)):
+        raise RuntimeError("an episode ran past max_episode_steps")
+    first = c.step - len(np.asarray(metrics["on_policy"]["episode_return"])) + 1
+    rows = []
+    for i, u in enumerate(range(first, c.step + 1)):
+        row = {"episodes": u * config.episodes_per_update}
         for m in METHODS:
-            summary[f"{m}_value"] = dp.policy_value(policies[m])
-            summary[f"{m}_agreement"] = agreement(policies[m])
-        summary.update(arena_values(wired, result.carry, eval_key, config.arena_games))
-        summary["arena_games"] = config.arena_games
-        summary["episodes"] = config.episodes
-        if rundir.writes:
-            write_plots(rundir, q, policies, rundir.metrics())
-        summary["seconds"] = time.time() - start
-        rundir.write_summary(summary)
-        rundir.write_report(report(config, summary))
-    return summary
+            policy = np.asarray(metrics[m]["greedy_policy"][i]).reshape(dp.SHAPE)
+            row[f"{m}_value"] = dp.policy_value(policy)
+            row[f"{m}_return"] = float(metrics[m]["episode_return"][i])
+        rows.append((u, row))
+    return Round(row, {"on": row["on_policy_value"], "off": row["off_policy_value"], "opt": dp.optimal_value()},
+                 earlier=tuple(rows[:-1]))
+
+
+def final_evaluation(config, wired: dict[str, Learner], end: End) -> Final:
+    """Each method's greedy policy: its exact value, its agreement with the optimum, its arena
+    games."""
+    q, policies = greedy_policies(wired, end.carry)
+    summary = {"optimal_value": dp.optimal_value()}
+    for m in METHODS:
+        summary[f"{m}_value"] = dp.policy_value(policies[m])
+        summary[f"{m}_agreement"] = agreement(policies[m])
+    summary.update(arena_values(wired, end.carry, end.keys.eval, config.arena_games))
+    summary["arena_games"] = config.arena_games
+    summary["episodes"] = config.episodes
+    return Final(summary, report=lambda s: report(config, s),
+                 files=lambda rundir, s: write_plots(rundir, q, policies, end.rows))
 
 
 def learners(*, episodes_per_update: int, epsilon: float, discount: float) -> dict[str, Learner]:
