@@ -55,7 +55,16 @@ __all__ = ["Chunk", "End", "Final", "Keys", "Pipeline", "Round", "league_hook", 
 # step, is one of them). Where each name sits is what the pipelines used before these names,
 # so their figures reproduce.
 _TOP = 2**31
-_END = {"sgf": 1, "final": 2, "lbr": 3, "profile": 4, "baselines": 100}
+
+
+class _EndKey:
+    """``keys.<name>``: the end key ``keys.end(i)``."""
+
+    def __init__(self, i: int, doc: str):
+        self.i, self.__doc__ = i, doc
+
+    def __get__(self, keys, owner=None):
+        return self if keys is None else keys.end(self.i)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,30 +105,12 @@ class Keys:
             raise ValueError(f"end keys are numbered 1 .. {_TOP - 1}, got {i}")
         return jax.random.fold_in(self.eval, _TOP - i)
 
-    @property
-    def final(self) -> jax.Array:
-        """The final evaluation (the best model's, where kept, over the same games)."""
-        return self.end(_END["final"])
-
-    @property
-    def sgf(self) -> jax.Array:
-        """The recorded games of the end of a run."""
-        return self.end(_END["sgf"])
-
-    @property
-    def lbr(self) -> jax.Array:
-        """The final local best response (the reference bots' too, over the same deals)."""
-        return self.end(_END["lbr"])
-
-    @property
-    def profile(self) -> jax.Array:
-        """The final model's play profile."""
-        return self.end(_END["profile"])
-
-    @property
-    def baselines(self) -> jax.Array:
-        """The baselines measured at the end of the run."""
-        return self.end(_END["baselines"])
+    # the end keys by name, each at the slot these evaluations had before the names
+    final = _EndKey(2, "The final evaluation (the best model's, where kept, over the same games).")
+    sgf = _EndKey(1, "The recorded games of the end of a run.")
+    lbr = _EndKey(3, "The final local best response (the reference bots' too, over the same deals).")
+    profile = _EndKey(4, "The final model's play profile.")
+    baselines = _EndKey(100, "The baselines measured at the end of the run.")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,7 +30,7 @@ from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import league as league_lib
 from train.common import Display, init_distributed, to_host
-from train.common.plots import line_plot, plt
+from train.common.plots import line_plot, plt, save
 from train.common.rundir import markdown_table
 from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
 
@@ -251,7 +251,8 @@ def pipeline(config) -> Pipeline:
                            play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents),
         final=functools.partial(final_evaluation, config, learner, final_arena, recorder),
         best_metric="vs_uct", restore_best=True,
-        display=Display(enabled=config.progress, desc=f"hex {n}x{n} games", units_per_update=config.learner.games_per_update,
+        display=Display(enabled=config.progress, desc=f"hex {n}x{n} games",
+                        units_per_update=config.learner.games_per_update,
                         show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  vs UCT {s['vs_uct']:.0%}"))
 
 
@@ -339,11 +340,7 @@ def write_plots(rundir, rows, ratings) -> None:
                 label="win rate vs plain UCT (95% Wilson interval)")
     ax.axhline(0.5, linestyle="--", color="k", linewidth=1, label="even (50%)")
     ax.set(title="Hex: the newest model against plain UCT", xlabel="round", ylabel="win rate", ylim=(0, 1))
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(rundir.plots / "win_rate.png", dpi=110)
-    plt.close(fig)
+    save(fig, ax, rundir.plots / "win_rate.png")
     line_plot(rundir.plots / "losses.png",
               {k: (rounds, [r[k] for r in rows]) for k in ("loss", "value_loss", "policy_loss")},
               title="Hex training losses (eq. (3), per round)", xlabel="round", ylabel="loss")

@@ -41,7 +41,7 @@ from train.algos import league as league_lib
 from train.algos import ppo
 from train.algos.opponents import VsOpponents
 from train.common import Display, init_distributed, to_host
-from train.common.plots import line_plot, plt
+from train.common.plots import line_plot, plt, save
 from train.common.rundir import markdown_table
 from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
 
@@ -300,7 +300,8 @@ def evaluate_round(config, env, learner, agent, c: Chunk) -> Round:
            "decisions": int(np.asarray(carry.decisions)),
            "hands_per_second": hands / max(c.seconds, 1e-9),
            "decisions_per_second": lc.num_envs * lc.num_steps * len(m["games_finished"]) / max(c.seconds, 1e-9),
-           "training_return_bb": REWARD_UNIT_BB * float(np.average(m["episode_return"], weights=np.maximum(m["games_finished"], 1e-9))),
+           "training_return_bb": REWARD_UNIT_BB * float(np.average(m["episode_return"],
+                                                                   weights=np.maximum(m["games_finished"], 1e-9))),
            **{k: float(np.mean(m[k])) for k in ("policy_loss", "value_loss", "entropy", "approx_kl",
                                                  "clip_fraction")},
            **mbb_row(results), "seconds": c.seconds}
@@ -366,11 +367,7 @@ def write_plots(rundir, rows, ratings, anchors: Sequence[str]) -> None:
     ax.set(title="Hold'em: the agent against the baselines (duplicate, 95% intervals)", xlabel="round",
            ylabel="mbb/hand")
     ax.set_yscale("symlog", linthresh=1000)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(rundir.plots / "mbb.png", dpi=110)
-    plt.close(fig)
+    save(fig, ax, rundir.plots / "mbb.png", legend_fontsize=8)
     gens = sorted(g for g in ratings if g >= 0)
     line_plot(rundir.plots / "elo.png", {"pool model": (gens, [ratings[g] for g in gens])},
               hlines={f"{anchors[0]} bot": 0.0, **{f"{n} bot": ratings[-1 - i] for i, n in enumerate(anchors)
@@ -386,11 +383,7 @@ def write_plots(rundir, rows, ratings, anchors: Sequence[str]) -> None:
             ax.axhline(value, linestyle="--", linewidth=1, label=f"LBR against the {name} (docs/holdem_eval.md)")
         ax.set(title="Hold'em: local best response against each round's model (lower is better)",
                xlabel="round", ylabel="mbb/hand")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(rundir.plots / "lbr.png", dpi=110)
-        plt.close(fig)
+        save(fig, ax, rundir.plots / "lbr.png", legend_fontsize=8)
     line_plot(rundir.plots / "losses.png",
               {k: (rounds, [r[k] for r in rows]) for k in ("policy_loss", "value_loss", "entropy")},
               title="PPO losses (per round)", xlabel="round", ylabel="loss")

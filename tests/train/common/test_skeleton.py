@@ -218,9 +218,28 @@ def test_the_named_keys_are_distinct_and_the_seed_key_trains_where_asked():
              keys.sgf, keys.lbr, keys.profile, keys.baselines, keys.end(5)]
     data = {tuple(np.asarray(jax.random.key_data(k)).tolist()) for k in named}
     assert len(data) == len(named)
-    assert np.array_equal(jax.random.key_data(keys.end(2)), jax.random.key_data(keys.final))
+    # each name at the slot its evaluation had before the names: the published figures reproduce
+    for name, i in (("sgf", 1), ("final", 2), ("lbr", 3), ("profile", 4), ("baselines", 100)):
+        old = jax.random.fold_in(keys.eval, 2**31 - i)
+        assert np.array_equal(jax.random.key_data(getattr(keys, name)), jax.random.key_data(old)), name
     beside = Keys.of(3, train_is_seed=True)
     assert np.array_equal(jax.random.key_data(beside.train), jax.random.key_data(jax.random.key(3)))
     assert not np.array_equal(jax.random.key_data(beside.init), jax.random.key_data(keys.init))
     with pytest.raises(ValueError):
         keys.end(0)
+
+
+def test_a_pipeline_made_in_the_open_run_folder_runs_the_same(whole, tmp_path):
+    """Hearts makes its pipeline once the run folder is open (its stages train inside it)."""
+    seen = []
+
+    def make(rundir):
+        seen.append((rundir.path, (rundir.path / "config.json").is_file()))
+        return stand_in([])
+
+    config = StandInConfig(runs_dir=str(tmp_path), run_name="made", progress=False)
+    with pytest.raises(ValueError, match="game="):
+        run_pipeline(make, config)
+    summary = run_pipeline(make, config, game="stand_in")
+    assert seen == [(folder(tmp_path, "made"), True)]
+    assert without_seconds(summary) == without_seconds(whole["summary"])
