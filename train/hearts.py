@@ -43,10 +43,13 @@ class Config(RunConfig):
     predictor: str = "combined"
     """qs (the Q♠ points), hearts (the hearts) or combined (both, over the top features of the
     two, trained first as stages of this run: the source's player)."""
+    rank_atoms: bool = True
+    """The 12 ranked atoms (we hold k of a suit's 3 highest cards still out) beside the source's
+    60 Q♠ and 88 hearts atoms: 72 and 100 (measured to help, docs/hearts_training.md)."""
     feature_sizes: tuple[int, ...] = (1, 2, 3)
-    """Sizes of the AND-combinations of the 60 Q♠ atoms that are features (the source: up to 4)."""
+    """Sizes of the AND-combinations of the Q♠ atoms that are features (the source: up to 4)."""
     hearts_feature_sizes: tuple[int, ...] = (1, 2, 3)
-    """Sizes of the AND-combinations of the 88 hearts atoms (the source: up to 3)."""
+    """Sizes of the AND-combinations of the hearts atoms (the source: up to 3)."""
     max_active: int = 16
     """At most this many active atoms of each atom set are combined (the first by atom index;
     later ones dropped)."""

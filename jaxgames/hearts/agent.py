@@ -24,8 +24,10 @@ the standard variant with passing, games to a target score. The policies are bui
 What it reads (checkpoints through :mod:`jaxgames.checkpoints`, the format training writes):
 
 - ``config.json``: ``predictor`` (``qs``, ``hearts`` or ``combined``), ``feature_sizes`` and
-  ``hearts_feature_sizes`` (the sizes of the AND-combinations of the 60 Q♠ and the 88 hearts
-  atoms), ``max_active`` (the cap on active atoms combined), and, where a config has it,
+  ``hearts_feature_sizes`` (the sizes of the AND-combinations of the Q♠ and the hearts
+  atoms), ``max_active`` (the cap on active atoms combined), ``rank_atoms`` (the ranked atoms
+  beside the source's: 72 and 100 atoms, or 60 and 88; a config without it, from before
+  2026-12-02, has none), and, where a config has it,
   ``worlds`` (PIMC's worlds when ``num_worlds`` is not given; else 20, the source's); its
   ``game`` (where a config has one) must be ``hearts``;
 - for a ``combined`` run, ``selection.npz``: ``qs_selected`` and ``hearts_selected``, the
@@ -288,8 +290,8 @@ def read_config(run: str | pathlib.Path) -> dict:
 
 
 def config_settings(config: dict, *, where: Any = "the config") -> dict:
-    """``{"predictor", "feature_sizes", "hearts_feature_sizes", "max_active"}`` (sizes as
-    tuples) and ``"worlds"`` where the config has it, from a Hearts run's config (its
+    """``{"predictor", "feature_sizes", "hearts_feature_sizes", "max_active", "rank_atoms"}``
+    (sizes as tuples) and ``"worlds"`` where the config has it, from a Hearts run's config (its
     config.json as a dict, or these settings again), checked: :class:`AgentError` naming
     ``where`` when a field is missing or bad, or the config is of another game."""
     if not isinstance(config, dict):
@@ -314,6 +316,10 @@ def config_settings(config: dict, *, where: Any = "the config") -> dict:
     if not _is_int(active) or not 1 <= active <= _MAX_ACTIVE:
         raise AgentError(f"{where}: max_active must be an integer from 1 to {_MAX_ACTIVE}, got {active!r}")
     out["max_active"] = int(active)
+    ranks = config.get("rank_atoms", False)       # runs from before the ranked atoms have none
+    if not isinstance(ranks, bool):
+        raise AgentError(f"{where}: rank_atoms must be true or false, got {ranks!r}")
+    out["rank_atoms"] = ranks
     if "worlds" in config:
         worlds = config["worlds"]
         if not _is_int(worlds) or worlds < 1:
@@ -343,8 +349,10 @@ def value_spec(run: str | pathlib.Path, settings: dict) -> learned.ValueSpec:
 
 def _feature_specs(settings: dict) -> tuple[feat.FeatureSpec, feat.FeatureSpec]:
     """The Q♠ and the hearts combinations :func:`config_settings`' ``settings`` describe."""
-    return (feat.FeatureSpec(feat.NUM_ATOMS_QS, settings["feature_sizes"], settings["max_active"]),
-            feat.FeatureSpec(feat.NUM_ATOMS_HEARTS, settings["hearts_feature_sizes"], settings["max_active"]))
+    qs, hearts = ((feat.NUM_ATOMS_QS, feat.NUM_ATOMS_HEARTS) if settings.get("rank_atoms", False)
+                  else (feat.NUM_ATOMS_QS_UNRANKED, feat.NUM_ATOMS_HEARTS_UNRANKED))
+    return (feat.FeatureSpec(qs, settings["feature_sizes"], settings["max_active"]),
+            feat.FeatureSpec(hearts, settings["hearts_feature_sizes"], settings["max_active"]))
 
 
 def _read_selection(path: pathlib.Path) -> tuple[tuple[int, ...], tuple[int, ...]]:

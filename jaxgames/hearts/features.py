@@ -22,7 +22,15 @@ here are hearts, the Q♠ not counted). Each list puts its own predictor's atoms
 other players' voids (which pile up late in a hand) last: a cap on the active atoms (below)
 keeps the first ones.
 
-The Q♠ predictor, :func:`atoms_qs`, ``bool [60]`` (``ATOM_KEYS_QS`` / ``ATOM_NAMES_QS``):
+**Ranked atoms** (ours, beyond the source's counts): with those 60 atoms alone the learned
+trick search found its best card tied with another in 64% of its decisions (few atoms see a
+rank, so most cards of a suit leave the same atoms), and the tie went to the lowest card. Twelve
+atoms, "we hold k of the 3 highest cards of a suit still out" (k = 1, 2, 3, per suit), tell
+them apart; at equal training games they took 0.6 and 1.2 points a hand off the learned
+player's loss to PIE (docs/hearts_training.md). They are the default, 72 and 100 atoms;
+``ranks=False`` gives the 60 and 88 (runs and the shipped agent from before 2026-12-02).
+
+The Q♠ predictor, :func:`atoms_qs`, ``bool [72]`` (``ATOM_KEYS_QS`` / ``ATOM_NAMES_QS``):
 
 ====  ======================  =================================================================
  #    key                     meaning
@@ -66,15 +74,19 @@ The Q♠ predictor, :func:`atoms_qs`, ``bool [60]`` (``ATOM_KEYS_QS`` / ``ATOM_N
  45   early                   0 to 3 tricks have been played
  46   middle                  4 to 8 tricks have been played
  47   late                    9 or more tricks have been played
- 48   void_left_clubs         left is void in clubs            (48..59: left, across, right
+ 48   top3_clubs_1            we hold 1 of the 3 highest clubs (48..59: ♣ ♦ ♥ ♠ x 1, 2, 3)
+ ...                          still out (in any hand)
+ 59   top3_spades_3           we hold the 3 highest spades still out
+ 60   void_left_clubs         left is void in clubs            (60..71: left, across, right
  ...                                                             x ♣ ♦ ♥ ♠)
- 59   void_right_spades       right is void in spades
+ 71   void_right_spades       right is void in spades
 ====  ======================  =================================================================
 
-The hearts predictor, :func:`atoms_hearts`, ``bool [88]``: atoms 0..41 are
+The hearts predictor, :func:`atoms_hearts`, ``bool [100]``: atoms 0..41 are
 ``hearts_us_k`` (we took exactly k hearts), ``hearts_them_k`` (the opponents took k hearts
 together), ``hearts_out_k`` (k hearts are still out: not yet taken), each for k = 0..13;
-atoms 42..87 are the general atoms 14..59 above, in the same order.
+atoms 42..99 are the general atoms 14..71 above, in the same order. Without the ranked atoms
+(``ranks=False``) the table's 48..59 are left out: 60 and 88 atoms.
 
 The atoms read ``owner``, ``played_by``, ``taken_by``, ``leader`` and ``num_played``. The
 source evaluates only states between tricks; mid-trick the cards on the table count as
@@ -116,8 +128,13 @@ __all__ = [
     "ATOM_NAMES_QS",
     "FeatureSpec",
     "NUM_ATOMS_HEARTS",
+    "NUM_ATOMS_HEARTS_UNRANKED",
     "NUM_ATOMS_QS",
+    "NUM_ATOMS_QS_UNRANKED",
+    "UNRANKED_KEYS_HEARTS",
+    "UNRANKED_KEYS_QS",
     "active_indices",
+    "atom_names",
     "atoms_hearts",
     "atoms_qs",
     "capped",
@@ -178,22 +195,46 @@ _GENERAL: tuple[tuple[str, str], ...] = (
     ("late", "9+ tricks played"),
     *((f"void_{_WHO[p]}_{_SUIT_WORDS[s]}", _void_text(p, s)) for p in (1, 2, 3) for s in range(4)),
 )
+#: how many of the 3 highest cards of each suit still out we hold (1, 2, 3): the ranks the
+#: other atoms do not see, so that the value tells one card of a suit from another
+_RANKED: tuple[tuple[str, str], ...] = tuple(
+    (f"top3_{_SUIT_WORDS[s]}_{k}", f"we hold {k} of the 3 highest {_SUIT_WORDS[s]} still out")
+    for s in range(4) for k in (1, 2, 3))
+#: the general atoms with the ranked ones, before the others' voids (which a cap drops first)
+_GENERAL_RANKED = _GENERAL[:34] + _RANKED + _GENERAL[34:]
 _POINT_ATOMS: tuple[tuple[str, str], ...] = (
     *((f"hearts_us_{k}", f"we took {k} hearts") for k in range(14)),
     *((f"hearts_them_{k}", f"the opponents took {k} hearts") for k in range(14)),
     *((f"hearts_out_{k}", f"{k} hearts still out") for k in range(14)),
 )
 
-#: the Q♠ predictor's atoms: short keys and their meanings in words (the module's table)
-ATOM_KEYS_QS: tuple[str, ...] = tuple(k for k, _ in _QS_SPECIFIC + _GENERAL)
-ATOM_NAMES_QS: tuple[str, ...] = tuple(t for _, t in _QS_SPECIFIC + _GENERAL)
-#: the hearts predictor's atoms: the 42 point counts, then the 46 general atoms
-ATOM_KEYS_HEARTS: tuple[str, ...] = tuple(k for k, _ in _POINT_ATOMS + _GENERAL)
-ATOM_NAMES_HEARTS: tuple[str, ...] = tuple(t for _, t in _POINT_ATOMS + _GENERAL)
+#: the Q♠ predictor's atoms (with the ranked ones): short keys and their meanings in words
+ATOM_KEYS_QS: tuple[str, ...] = tuple(k for k, _ in _QS_SPECIFIC + _GENERAL_RANKED)
+ATOM_NAMES_QS: tuple[str, ...] = tuple(t for _, t in _QS_SPECIFIC + _GENERAL_RANKED)
+#: the hearts predictor's atoms: the 42 point counts, then the 58 general atoms
+ATOM_KEYS_HEARTS: tuple[str, ...] = tuple(k for k, _ in _POINT_ATOMS + _GENERAL_RANKED)
+ATOM_NAMES_HEARTS: tuple[str, ...] = tuple(t for _, t in _POINT_ATOMS + _GENERAL_RANKED)
 NUM_ATOMS_QS = len(ATOM_KEYS_QS)
 NUM_ATOMS_HEARTS = len(ATOM_KEYS_HEARTS)
-assert (NUM_ATOMS_QS, NUM_ATOMS_HEARTS, len(_QS_SPECIFIC), len(_GENERAL)) == (60, 88, 14, 46)
-assert len(set(ATOM_KEYS_QS + ATOM_KEYS_HEARTS)) == 60 + 42 and len(set(ATOM_NAMES_QS + ATOM_NAMES_HEARTS)) == 102
+#: the same without the ranked atoms: the source's counts, 60 and 88 (runs before 2026-12-02)
+UNRANKED_KEYS_QS: tuple[str, ...] = tuple(k for k, _ in _QS_SPECIFIC + _GENERAL)
+UNRANKED_KEYS_HEARTS: tuple[str, ...] = tuple(k for k, _ in _POINT_ATOMS + _GENERAL)
+NUM_ATOMS_QS_UNRANKED = len(UNRANKED_KEYS_QS)
+NUM_ATOMS_HEARTS_UNRANKED = len(UNRANKED_KEYS_HEARTS)
+assert (NUM_ATOMS_QS, NUM_ATOMS_HEARTS, NUM_ATOMS_QS_UNRANKED, NUM_ATOMS_HEARTS_UNRANKED) == (72, 100, 60, 88)
+assert len(set(ATOM_KEYS_QS + ATOM_KEYS_HEARTS)) == 72 + 42 and len(set(ATOM_NAMES_QS + ATOM_NAMES_HEARTS)) == 114
+
+
+def atom_names(predictor: str, n_atoms: int) -> tuple[str, ...]:
+    """The names in words of an atom set: ``predictor`` ``"qs"`` or ``"hearts"``, ``n_atoms``
+    its size (72 / 100 with the ranked atoms, 60 / 88 without)."""
+    sets = {("qs", NUM_ATOMS_QS): ATOM_NAMES_QS, ("hearts", NUM_ATOMS_HEARTS): ATOM_NAMES_HEARTS,
+            ("qs", NUM_ATOMS_QS_UNRANKED): tuple(t for _, t in _QS_SPECIFIC + _GENERAL),
+            ("hearts", NUM_ATOMS_HEARTS_UNRANKED): tuple(t for _, t in _POINT_ATOMS + _GENERAL)}
+    if (predictor, n_atoms) not in sets:
+        raise ValueError(f"no {predictor} atom set has {n_atoms} atoms")
+    return sets[predictor, n_atoms]
+
 
 # -- the atoms ---------------------------------------------------------------------------------------
 
@@ -217,8 +258,9 @@ def _relative(who: Array, seat: Array) -> Array:
     return jnp.where(who >= 0, (who - jnp.asarray(seat, jnp.int32)) % NUM_PLAYERS, -1)
 
 
-def _general(state, seat: Array, hands: Array) -> Array:
-    """bool [46]: the general atoms (the table's 14..59)."""
+def _general(state, seat: Array, hands: Array, ranks: bool) -> Array:
+    """bool [58] (``ranks``) or [46]: the general atoms (the table's 14..71, or 14..59 of the
+    unranked set)."""
     counts = hands.sum(axis=1, dtype=jnp.int32)                          # [4 p, 4 suit]
     void = counts == 0
     backers = (hands[:, :, SPADES] & _BACKER).sum(axis=1, dtype=jnp.int32)   # [4]
@@ -236,6 +278,12 @@ def _general(state, seat: Array, hands: Array) -> Array:
     top = jnp.where(heart_held.any(axis=0), _RANK_IDS, -1).max()
     top_heart = (heart_held[0] & (_RANK_IDS == top)).any()
 
+    # How many of the 3 highest cards of each suit still out (in any hand) we hold.
+    out = hands.any(axis=0)                                               # [13, 4]
+    above = jnp.cumsum(out[::-1], axis=0, dtype=jnp.int32)[::-1] - out    # cards still out ranked above
+    top3 = (hands[0] & (above < 3)).sum(axis=0, dtype=jnp.int32)          # [4 suit], 0..3
+    ranked = [(top3[:, None] == jnp.arange(1, 4)).reshape(-1)] if ranks else []   # 12: [suit, k]
+
     tricks = state.num_played.astype(jnp.int32) // NUM_PLAYERS
     return jnp.concatenate([
         lead,                                                             # 4
@@ -248,6 +296,7 @@ def _general(state, seat: Array, hands: Array) -> Array:
         ~exit_.any(axis=1),                                               # 4: us, left ...
         (counts[0, HEARTS] >= 4)[None], top_heart[None],
         (tricks <= 3)[None], ((tricks >= 4) & (tricks <= 8))[None], (tricks >= 9)[None],
+        *ranked,
         void[1:].reshape(-1),                                             # 12: [p, suit]
     ])
 
@@ -274,18 +323,19 @@ def _qs_specific(state, seat: Array, hands: Array) -> Array:
     ])
 
 
-def atoms_qs(state, seat) -> Array:
-    """bool [60]: the Q♠ predictor's atoms of ``state`` (a :class:`jaxgames.hearts.State`,
-    every hand read) from ``seat`` (int, may be traced), in the order of the module's table.
-    Jittable; vmap for a batch."""
+def atoms_qs(state, seat, *, ranks: bool = True) -> Array:
+    """bool [72]: the Q♠ predictor's atoms of ``state`` (a :class:`jaxgames.hearts.State`,
+    every hand read) from ``seat`` (int, may be traced), in the order of the module's table;
+    ``ranks=False``: bool [60], the set without the ranked atoms. Jittable; vmap for a batch."""
     hands = _hands(state, seat)
-    return jnp.concatenate([_qs_specific(state, seat, hands), _general(state, seat, hands)])
+    return jnp.concatenate([_qs_specific(state, seat, hands), _general(state, seat, hands, ranks)])
 
 
-def atoms_hearts(state, seat) -> Array:
-    """bool [88]: the hearts predictor's atoms of ``state`` from ``seat``: the hearts taken by
+def atoms_hearts(state, seat, *, ranks: bool = True) -> Array:
+    """bool [100]: the hearts predictor's atoms of ``state`` from ``seat``: the hearts taken by
     us (one atom per count 0..13), by the opponents together (0..13), still out (0..13), then
-    the 46 general atoms (the module's table, 14..59). Jittable; vmap for a batch."""
+    the 58 general atoms (the module's table, 14..71); ``ranks=False``: bool [88], the 46
+    general atoms without the ranked ones. Jittable; vmap for a batch."""
     hands = _hands(state, seat)
     taker = _relative(state.taken_by, seat)                              # [52]
     heart = jnp.asarray(np.arange(NUM_CARDS) % 4 == HEARTS)
@@ -293,7 +343,7 @@ def atoms_hearts(state, seat) -> Array:
     them = (heart & (taker >= 1)).sum(dtype=jnp.int32)
     out = 13 - us - them
     k = jnp.arange(14)
-    return jnp.concatenate([us == k, them == k, out == k, _general(state, seat, hands)])
+    return jnp.concatenate([us == k, them == k, out == k, _general(state, seat, hands, ranks)])
 
 
 # -- combinations ------------------------------------------------------------------------------------

@@ -4,9 +4,9 @@ trick (:mod:`jaxgames.hearts.trick_maxn`), under perfect information or inside P
 
 Three predictors, as the source's section 2:
 
-* ``"qs"``: the Q♠ points a seat will take (13 or 0), from the 60 Q♠ atoms; learned at the
+* ``"qs"``: the Q♠ points a seat will take (13 or 0), from the 72 Q♠ atoms; learned at the
   states between tricks while the Q♠ is still in a hand; the output cut to (0, 13).
-* ``"hearts"``: the hearts a seat will take in the hand (0..13), from the 88 hearts atoms;
+* ``"hearts"``: the hearts a seat will take in the hand (0..13), from the 100 hearts atoms;
   learned at the states between tricks while a heart is still in a hand; cut to (0, 13).
 * ``"combined"``: every point a seat will take in the hand (0..26), over the features the two
   predictors found most useful (the source: the top 10,000 of the Q♠ predictor and the top
@@ -75,8 +75,8 @@ _POINTS = POINTS.astype(np.float32)
 class ValueSpec:
     """What a learned value is, apart from its weights.
 
-    ``qs`` / ``hearts``: the combinations of the Q♠ atoms (60) and of the hearts atoms (88)
-    (sizes and the cap on active atoms); the ``"qs"`` predictor uses the first, ``"hearts"`` the
+    ``qs`` / ``hearts``: the combinations of the Q♠ atoms (72, or 60 without the ranked ones)
+    and of the hearts atoms (100, or 88) (sizes and the cap on active atoms); the ``"qs"`` predictor uses the first, ``"hearts"`` the
     second, ``"combined"`` the features ``qs_selected`` (ascending indices into the ``qs``
     combinations) and ``hearts_selected`` (into the ``hearts`` ones), in that order: weight
     ``i < len(qs_selected)`` is Q♠ combination ``qs_selected[i]``, the rest hearts combinations.
@@ -91,9 +91,12 @@ class ValueSpec:
     def __post_init__(self):
         if self.predictor not in PREDICTORS:
             raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {self.predictor!r}")
-        if self.qs.n_atoms != feat.NUM_ATOMS_QS or self.hearts.n_atoms != feat.NUM_ATOMS_HEARTS:
-            raise ValueError(f"the Q♠ spec needs {feat.NUM_ATOMS_QS} atoms and the hearts spec "
-                             f"{feat.NUM_ATOMS_HEARTS}, got {self.qs.n_atoms} and {self.hearts.n_atoms}")
+        atoms = (self.qs.n_atoms, self.hearts.n_atoms)
+        if atoms not in ((feat.NUM_ATOMS_QS, feat.NUM_ATOMS_HEARTS),
+                         (feat.NUM_ATOMS_QS_UNRANKED, feat.NUM_ATOMS_HEARTS_UNRANKED)):
+            raise ValueError(f"the Q♠ and hearts specs need {feat.NUM_ATOMS_QS} and {feat.NUM_ATOMS_HEARTS} atoms "
+                             f"(or {feat.NUM_ATOMS_QS_UNRANKED} and {feat.NUM_ATOMS_HEARTS_UNRANKED} without the "
+                             f"ranked ones), got {atoms[0]} and {atoms[1]}")
         object.__setattr__(self, "qs_selected", tuple(int(i) for i in self.qs_selected))
         object.__setattr__(self, "hearts_selected", tuple(int(i) for i in self.hearts_selected))
         if self.predictor != "combined":
@@ -106,6 +109,11 @@ class ValueSpec:
                 raise ValueError(f"{name} must be distinct ascending feature indices in [0, {spec.num_features})")
         if not self.qs_selected and not self.hearts_selected:
             raise ValueError("the combined predictor needs selected features")
+
+    @property
+    def ranks(self) -> bool:
+        """The atom sets include the ranked atoms (:mod:`jaxgames.hearts.features`)."""
+        return self.qs.n_atoms == feat.NUM_ATOMS_QS
 
     @property
     def value_high(self) -> float:
@@ -131,15 +139,16 @@ class ValueSpec:
 
     def names(self, index: int) -> str:
         """Feature ``index`` of the weight vector in words (its atoms ANDed)."""
+        qs_names = feat.atom_names("qs", self.qs.n_atoms)
+        hearts_names = feat.atom_names("hearts", self.hearts.n_atoms)
         if self.predictor == "qs":
-            return feat.combination_names(index, feat.ATOM_NAMES_QS, include=self.qs)
+            return feat.combination_names(index, qs_names, include=self.qs)
         if self.predictor == "hearts":
-            return feat.combination_names(index, feat.ATOM_NAMES_HEARTS, include=self.hearts)
+            return feat.combination_names(index, hearts_names, include=self.hearts)
         if index < len(self.qs_selected):
-            return "[Q♠] " + feat.combination_names(self.qs_selected[index], feat.ATOM_NAMES_QS, include=self.qs)
+            return "[Q♠] " + feat.combination_names(self.qs_selected[index], qs_names, include=self.qs)
         index -= len(self.qs_selected)
-        return "[hearts] " + feat.combination_names(self.hearts_selected[index], feat.ATOM_NAMES_HEARTS,
-                                                    include=self.hearts)
+        return "[hearts] " + feat.combination_names(self.hearts_selected[index], hearts_names, include=self.hearts)
 
 
 def _lookup(selected: tuple[int, ...], size: int, offset: int) -> np.ndarray:
@@ -158,9 +167,9 @@ def atoms_fn(spec: ValueSpec) -> Callable[[State, Array], Array]:
     def atoms(state, seat):
         parts = []
         if spec.predictor in ("qs", "combined"):
-            parts.append(feat.capped(feat.atoms_qs(state, seat), spec.qs.max_active))
+            parts.append(feat.capped(feat.atoms_qs(state, seat, ranks=spec.ranks), spec.qs.max_active))
         if spec.predictor in ("hearts", "combined"):
-            parts.append(feat.capped(feat.atoms_hearts(state, seat), spec.hearts.max_active))
+            parts.append(feat.capped(feat.atoms_hearts(state, seat, ranks=spec.ranks), spec.hearts.max_active))
         return jnp.concatenate(parts)
 
     return atoms
@@ -177,8 +186,8 @@ def features_of_atoms(spec: ValueSpec) -> Callable[[Array], tuple[Array, Array]]
     hearts_table = _lookup(spec.hearts_selected, spec.hearts.num_features, len(spec.qs_selected))
 
     def features(atoms):
-        qi, qv = feat.active_indices(atoms[:feat.NUM_ATOMS_QS], include=spec.qs)
-        hi, hv = feat.active_indices(atoms[feat.NUM_ATOMS_QS:], include=spec.hearts)
+        qi, qv = feat.active_indices(atoms[:spec.qs.n_atoms], include=spec.qs)
+        hi, hv = feat.active_indices(atoms[spec.qs.n_atoms:], include=spec.hearts)
         qw = jnp.asarray(qs_table)[qi]
         hw = jnp.asarray(hearts_table)[hi]
         idx = jnp.concatenate([qw, hw])

@@ -1,7 +1,7 @@
 """The learned player of a Hearts run folder (jaxgames.hearts.agent) and the terminal game
 against it (jaxgames.hearts.play --opponent agent).
 
-One run folder of ``python -m train.hearts`` (the Q♠ predictor over the 60 single atoms) is
+One run folder of ``python -m train.hearts`` (the Q♠ predictor over the 72 single atoms) is
 written once for the module by the pipeline's own RunDir and checkpointer, with hand-set
 weights; each test copies it before changing anything. A combined run's folder is made from a copy (its config, a selection.npz
 and a checkpoint of weights written by the training's own checkpointer), as training a real one
@@ -56,7 +56,7 @@ def run(tmp_path_factory) -> pathlib.Path:
 
     root = tmp_path_factory.mktemp("runs")
     _, cfg = train_hearts.parse(train_hearts.PRESETS, TINY + ["--runs-dir", str(root), "--run-name", "t"])
-    weights = jnp.linspace(-1.0, 1.0, feat.NUM_ATOMS_QS, dtype=jnp.float32)   # the 60 single Q♠ atoms
+    weights = jnp.linspace(-1.0, 1.0, feat.NUM_ATOMS_QS, dtype=jnp.float32)   # the 72 single Q♠ atoms
     with RunDir(cfg.runs_dir, "hearts", cfg, resume=False) as rundir:
         saver, _ = rundir.open_checkpoints(keep=2)
         saver.save(1, LinearTDCarry(weights=weights, games=jnp.int32(2), updates=jnp.int32(1)),
@@ -93,6 +93,29 @@ def _combined(folder: pathlib.Path) -> tuple[pathlib.Path, np.ndarray]:
     return folder, weights
 
 
+def test_a_run_from_before_the_ranked_atoms_reads_the_sources_60(copy):
+    """A config.json without ``rank_atoms`` (runs and the shipped agent from before 2026-12-02):
+    the 60 and 88 atoms, its 60 weights, every move the unranked value's."""
+    from train.algos.linear_td import LinearTDCarry
+    from train.common.checkpoint import Checkpointer
+
+    folder = copy("old")
+    config = json.loads((folder / "config.json").read_text())
+    assert config.pop("rank_atoms") is True
+    (folder / "config.json").write_text(json.dumps(config))
+    weights = np.linspace(-1.0, 1.0, 60, dtype=np.float32)
+    saver = Checkpointer(folder / "checkpoints", keep=5)
+    saver.save(3, LinearTDCarry(weights=jnp.asarray(weights), games=jnp.int32(4), updates=jnp.int32(3)),
+               jax.random.key(0), json.dumps(config))
+    saver.close()
+    agent = load_agent(folder, perfect=True)
+    assert agent.step == 3 and not agent.spec.ranks
+    assert agent.spec == learned.ValueSpec("qs", feat.FeatureSpec(60, (1,), 4), feat.FeatureSpec(88, (1,), 4))
+    # the largest weight is the last of the 60 atoms, named from the unranked set
+    assert agent.top_features(1)[0][0::2] == (59, feat.atom_names("qs", 60)[59]) == (59, "right is void in spades")
+    np.testing.assert_array_equal(np.asarray(agent.params), weights)
+
+
 def step_dir(folder: pathlib.Path) -> pathlib.Path:
     return folder / str(max(int(p.name) for p in folder.iterdir() if p.name.isdigit()))
 
@@ -110,10 +133,10 @@ def test_loads_the_newest_checkpoints_weights(copy):
     assert env is ENV and agent.checkpoint == latest and agent.step == int(latest.name) == 1
     assert agent.name == "agent c (qs predictor, update 1, PIMC 2 worlds)"
     assert agent.honest and not agent.perfect and agent.num_worlds == WORLDS and agent.predictor == "qs"
-    assert agent.spec == learned.ValueSpec("qs", feat.FeatureSpec(60, (1,), 4), feat.FeatureSpec(88, (1,), 4))
+    assert agent.spec == learned.ValueSpec("qs", feat.FeatureSpec(72, (1,), 4), feat.FeatureSpec(100, (1,), 4))
     # the learner's weights inside the whole training carry (a LinearTDCarry), read without a target
     raw = ocp.PyTreeCheckpointer().restore(latest / "state")
-    assert isinstance(params, jax.Array) and params.dtype == jnp.float32 and params.shape == (60,)
+    assert isinstance(params, jax.Array) and params.dtype == jnp.float32 and params.shape == (72,)
     np.testing.assert_array_equal(np.asarray(params), raw["carry"]["weights"])
     assert policy is learned.imperfect_policy(agent.spec, ENV, WORLDS)   # one policy: one compile
     assert load_agent(folder, env=ENV, num_worlds=WORLDS).policy is policy
@@ -255,7 +278,7 @@ def _no_selection(folder: pathlib.Path) -> pathlib.Path:
      r"qs_selected must be a 1-D integer array, got float64 \(1,\)"),
     (_selection(qs_selected=np.asarray([2, 99]), hearts_selected=np.arange(2)),
      r"selection\.npz does not fit config\.json's features \(qs_selected must be distinct ascending feature "
-     r"indices in \[0, 60\)\)"),
+     r"indices in \[0, 72\)\)"),
     (_selection(qs_selected=np.arange(3), hearts_selected=np.arange(4)),
      r"holds no parameters that fit the 7 weights of the combined value that .*config\.json and selection\.npz "
      r"describe"),

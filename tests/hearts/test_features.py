@@ -25,6 +25,8 @@ ENV = jaxgames.make("hearts", variant="paper")
 chex.clear_trace_counter()
 ATOMS_QS = jax.jit(chex.assert_max_traces(F.atoms_qs, n=1))
 ATOMS_HEARTS = jax.jit(chex.assert_max_traces(F.atoms_hearts, n=1))
+UNRANKED_QS = jax.jit(lambda state, seat: F.atoms_qs(state, seat, ranks=False))
+UNRANKED_HEARTS = jax.jit(lambda state, seat: F.atoms_hearts(state, seat, ranks=False))
 
 
 # -- combinations --------------------------------------------------------------------------------
@@ -91,7 +93,8 @@ def test_the_sources_counts():
     assert F.num_features(60, 4) == 523_685
     assert F.num_features(88, 2) == 3_916
     assert F.num_features(88, include=(1, 3)) == 109_824
-    assert (F.NUM_ATOMS_QS, F.NUM_ATOMS_HEARTS) == (60, 88)
+    assert (F.NUM_ATOMS_QS_UNRANKED, F.NUM_ATOMS_HEARTS_UNRANKED) == (60, 88)
+    assert (F.NUM_ATOMS_QS, F.NUM_ATOMS_HEARTS) == (60 + 12, 88 + 12)     # with the ranked atoms
     # the last feature of each layout is the top subset
     assert F.decode(523_684, 60, 4) == (56, 57, 58, 59)
     assert F.decode(34_279, 60, include=(1, 3)) == (57, 58, 59)
@@ -130,20 +133,27 @@ def test_overlaps_count_the_shared_features():
 
 
 def test_names():
+    qs60, hearts88 = F.atom_names("qs", 60), F.atom_names("hearts", 88)
     i = F.encode([0, 27], 60, 4)
-    assert F.combination_names(i, F.ATOM_NAMES_QS, 4) == "we hold the Q♠ AND we are void in clubs"
+    assert F.combination_names(i, qs60, 4) == "we hold the Q♠ AND we are void in clubs"
     j = F.encode([0, 14, 59], 60, include=(1, 3))
-    assert F.combination_names(j, F.ATOM_NAMES_QS, include=(1, 3), sep=" & ") == \
+    assert F.combination_names(j, qs60, include=(1, 3), sep=" & ") == \
         "we hold the Q♠ & we lead & right is void in spades"
-    assert F.combination_names(F.encode([5], 88, 2), F.ATOM_NAMES_HEARTS, 2) == "we took 5 hearts"
-    assert F.combination_names(F.encode([42], 88, 2), F.ATOM_NAMES_HEARTS, 2) == "we lead"
+    assert F.combination_names(F.encode([5], 88, 2), hearts88, 2) == "we took 5 hearts"
+    assert F.combination_names(F.encode([42], 88, 2), hearts88, 2) == "we lead"
+    assert F.atom_names("qs", 72) == F.ATOM_NAMES_QS and F.atom_names("hearts", 100) == F.ATOM_NAMES_HEARTS
+    k = F.encode([0, 49, 71], 72, include=(1, 3))
+    assert F.combination_names(k, F.ATOM_NAMES_QS, include=(1, 3), sep=" & ") == \
+        "we hold the Q♠ & we hold 2 of the 3 highest clubs still out & right is void in spades"
+    with pytest.raises(ValueError, match="no qs atom set has 61 atoms"):
+        F.atom_names("qs", 61)
     with pytest.raises(ValueError):
         F.decode(1830, 60, 2)
 
 
 def test_the_docstring_table_names_the_atoms():
     rows = re.findall(r"^ (\d+)\s+(\w+)\s", F.__doc__, flags=re.M)
-    assert len(rows) == 41                     # the rest are ranges (27..30 ...), named in order
+    assert len(rows) == 43                     # the rest are ranges (27..30 ...), named in order
     for number, key in rows:
         assert F.ATOM_KEYS_QS[int(number)] == key
     assert F.ATOM_KEYS_HEARTS[42:] == F.ATOM_KEYS_QS[14:]
@@ -211,6 +221,19 @@ def hearts_keys(us, them, out, general):
     return {f"hearts_us_{us}", f"hearts_them_{them}", f"hearts_out_{out}"} | (set(general) - set(F.ATOM_KEYS_QS[:14]))
 
 
+def top3_keys(state, seat: int) -> set[str]:
+    """The ranked atoms of ``seat`` counted in Python: per suit, the 3 highest cards still in a
+    hand, and how many of them ``seat`` holds."""
+    owner = np.asarray(state.owner)
+    out = set()
+    for suit, word in enumerate(("clubs", "diamonds", "hearts", "spades")):
+        held = sorted((c for c in range(NUM_CARDS) if c % 4 == suit and owner[c] >= 0), reverse=True)
+        k = sum(owner[c] == seat for c in held[:3])
+        if k:
+            out.add(f"top3_{word}_{k}")
+    return out
+
+
 # Nine tricks played; we (seat 0) hold the Q♠ with one backer; across leads.
 NINE = dict(hands=["QS 3S 2H 4C", "AS 9S 5S 3C", "KD 7D 2D 5H", "KS 4S 2S JS"], leader=2,
             taken={0: "3H 4H 6H", 1: "7H-AH"})
@@ -271,9 +294,13 @@ def test_atoms_on_hand_made_positions(which):
     case, table, _, _ = CASES[which]
     state = position(**case)
     for seat, expect in table.items():
-        assert on(ATOMS_QS(state, seat), F.ATOM_KEYS_QS) == expect, seat
+        ranked = expect | top3_keys(state, seat)
+        assert on(ATOMS_QS(state, seat), F.ATOM_KEYS_QS) == ranked, seat
         us, them, out = hearts_of(CASES[which], seat)
-        assert on(ATOMS_HEARTS(state, seat), F.ATOM_KEYS_HEARTS) == hearts_keys(us, them, out, expect), seat
+        assert on(ATOMS_HEARTS(state, seat), F.ATOM_KEYS_HEARTS) == hearts_keys(us, them, out, ranked), seat
+        # without the ranked atoms: the same atoms but those, at the source's 60 and 88
+        assert on(UNRANKED_QS(state, seat), F.UNRANKED_KEYS_QS) == expect, seat
+        assert on(UNRANKED_HEARTS(state, seat), F.UNRANKED_KEYS_HEARTS) == hearts_keys(us, them, out, expect), seat
 
 
 def test_every_atom_is_seen_on_and_off():
@@ -283,12 +310,34 @@ def test_every_atom_is_seen_on_and_off():
     states = [position(**case) for case, *_ in CASES]
     qs = np.stack([np.asarray(ATOMS_QS(s, p)) for s in states for p in range(4)])
     hearts = np.stack([np.asarray(ATOMS_HEARTS(s, p)) for s in states for p in range(4)])
-    assert {F.ATOM_KEYS_QS[i] for i in np.flatnonzero(~qs.any(0))} <= {"qsp_backers_2"}
+    # the ranked atoms (48..59): test_ranked_atoms, and against top3_keys in every case above
+    ranked = np.zeros(F.NUM_ATOMS_QS, bool)
+    ranked[48:60] = True
+    assert {F.ATOM_KEYS_QS[i] for i in np.flatnonzero(~qs.any(0) & ~ranked)} <= {"qsp_backers_2"}
     assert (~qs).any(0).all() and (~hearts).any(0).all()
-    assert hearts[:, 42:].any(0).all()
+    assert hearts[:, 42:][:, ~ranked[14:]].any(0).all()
     shown = {F.ATOM_KEYS_HEARTS[i] for i in np.flatnonzero(hearts[:, :42].any(0))}
     assert {"hearts_us_0", "hearts_us_3", "hearts_us_11", "hearts_them_11", "hearts_them_5", "hearts_out_2",
             "hearts_out_13"} <= shown
+
+
+# Eight tricks played: the A♠ and K♠ among them, so the Q♠ J♠ T♠ are the 3 highest spades still out.
+RANKED = dict(hands=["QS JS TS 9D 8D", "6C 5C 2S 3S 7D", "4C 3C 6D 2D 4H", "3H 2H 5D 3D 4D"], leader=0,
+              taken={1: "5H-AH"})
+RANKED_FROM = {0: {"top3_spades_3", "top3_diamonds_2"}, 1: {"top3_clubs_2", "top3_diamonds_1"},
+               2: {"top3_clubs_1", "top3_hearts_1"}, 3: {"top3_hearts_2"}}
+
+
+def test_ranked_atoms():
+    """How many of each suit's 3 highest cards still out a seat holds, cards played not counted."""
+    state = position(**RANKED)
+    for seat, expect in RANKED_FROM.items():
+        got = on(ATOMS_QS(state, seat), F.ATOM_KEYS_QS)
+        assert {k for k in got if k.startswith("top3_")} == expect == top3_keys(state, seat), seat
+        assert on(ATOMS_HEARTS(state, seat), F.ATOM_KEYS_HEARTS) & set(F.ATOM_KEYS_QS[48:60]) == expect, seat
+        assert got - expect == on(UNRANKED_QS(state, seat), F.UNRANKED_KEYS_QS), seat
+    assert F.ATOM_KEYS_QS[48:60] == tuple(f"top3_{s}_{k}" for s in ("clubs", "diamonds", "hearts", "spades")
+                                          for k in (1, 2, 3))
 
 
 @pytest.mark.parametrize("backers", range(5))
@@ -340,7 +389,7 @@ def test_jit_and_vmap():
     states = [position(**case) for case, *_ in CASES]
     batch = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
     seats = jnp.array([0, 1, 3, 2], jnp.int32)
-    spec = F.FeatureSpec(60, (1, 2, 3, 4), 16)
+    spec = F.FeatureSpec(F.NUM_ATOMS_QS, (1, 2, 3, 4), 16)
 
     @jax.jit
     def featurise(state, seat):

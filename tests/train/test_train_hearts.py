@@ -81,9 +81,9 @@ def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, monkeypatc
     [(predictor, weights, deals, worlds)] = calls
     assert predictor == "combined" and weights.shape == (30 + 20,) and (deals, worlds) == (2, 3)
     # each stage: its round's evaluation and its own final one, against PIE alone over the
-    # round's deals, with the weights of its 60 Q♠ or 88 hearts features; then the combined
+    # round's deals, with the weights of its 72 Q♠ or 100 hearts features; then the combined
     # player's 30 + 20 after each of its 2 rounds against PIE, and at the end against every expert
-    assert eval_calls == ([("qs", (60,), 2, ("pie",))] * 2 + [("hearts", (88,), 2, ("pie",))] * 2
+    assert eval_calls == ([("qs", (72,), 2, ("pie",))] * 2 + [("hearts", (100,), 2, ("pie",))] * 2
                           + [("combined", (50,), 2, ("pie",))] * 2 + [("combined", (50,), 2, tuple(lib.EXPERTS))])
     # killed after the combined phase's round 1: the resumed run ends as the unbroken one
     _, cfg = hearts_train.parse(PRESETS, base + ["--run-name", "killed"])
@@ -105,13 +105,13 @@ def test_combined_run_writes_everything_and_resumes_exactly(tmp_path, monkeypatc
         assert saved[f"points_per_hand_pimc_vs_{name}"] == {"mean": 5.0, "ci95": 0.0}
         assert saved[f"points_per_hand_expert_imperfect_{name}"]["mean"] == 7.0
         assert saved[f"difference_imperfect_vs_{name}"]["mean"] == -2.0
-    # the stages: 2 games each, then the combined phase's 2 x 2; the top 30 of the 60 Q♠ atoms
-    # and the top 20 of the 88 hearts atoms
+    # the stages: 2 games each, then the combined phase's 2 x 2; the top 30 of the 72 Q♠ atoms
+    # and the top 20 of the 100 hearts atoms
     assert saved["train_games"] == 2 + 2 + 2 * 2 and saved["features"] == 30 + 20
-    assert saved["stage_qs"]["features"] == 60 and saved["stage_hearts"]["features"] == 88
+    assert saved["stage_qs"]["features"] == 72 and saved["stage_hearts"]["features"] == 100
     selection = np.load(run / "selection.npz", allow_pickle=False)
     assert len(selection["qs_selected"]) == 30 and len(selection["hearts_selected"]) == 20
-    assert np.all(np.diff(selection["qs_selected"]) > 0) and selection["hearts_selected"].max() < 88
+    assert np.all(np.diff(selection["qs_selected"]) > 0) and selection["hearts_selected"].max() < 100
     for stage in lib.STAGES:
         stage_run = run / "stages" / "hearts" / stage
         assert json.loads((stage_run / "summary.json").read_text())["predictor"] == stage
