@@ -50,24 +50,6 @@ _SHARED_KEYS = frozenset({"seed", "run_name", "runs_dir", "resume", "keep_checkp
 # What a fresh start may find in a run folder that has no config.json yet: the scaffolding an
 # earlier attempt leaves when it is killed before it wrote config.json (written last).
 _SCAFFOLDING = {LOCK_NAME, "metrics.jsonl", "plots"}
-# Retired config fields, each with the one saved value that today's code still computes, so
-# that ``--resume`` of a run saved before the field went is not refused for it (saved with
-# another value, the run is refused, as for any other field). A field that comes back by
-# that name must leave this table.
-_RETIRED = {
-    # hold'em PPO's --anneal-lr (linear learning-rate fall), off by default; removed
-    # unmeasured 2026-11-27 (commit b322a23 added it). Off is today's constant rate.
-    "anneal_lr": False,
-}
-# Fields added after runs were saved without them, each with the value that reproduces what
-# those runs did, so that ``--resume`` of such a run is not refused for it (resumed with any
-# other value, the run is refused).
-_ADDED = {
-    # hold'em's --anchors (2026-11-27): before it, the anchors were always these three
-    "anchors": "call,allin,random",
-}
-
-
 class RunDirError(UserError):
     """A run folder that cannot be used as asked (in use, exists, missing, other settings)."""
 
@@ -288,10 +270,14 @@ class RunDir:
             if k in run_only or k == GAME_KEY:
                 continue
             a, b = old.get(k, missing), config_json.get(k, missing)
-            if b is missing and k in _RETIRED and json.dumps(a) == json.dumps(_RETIRED[k]):
-                continue
-            if a is missing and k in _ADDED and json.dumps(b) == json.dumps(_ADDED[k]):
-                continue
+            if a is missing or b is missing:
+                # a field added or removed since the run was saved: what the old code did with
+                # it is not known here, so the run is not carried on under another meaning
+                change = "has no " + k + ", a setting added since" if a is missing else \
+                    "has " + k + ", a setting since removed"
+                raise RunDirError(
+                    f"--resume: {saved} was written by an older version of this pipeline (it {change}): "
+                    f"it cannot be resumed; start another --run-name")
             if k in extendable and isinstance(a, int) and isinstance(b, int) and a != b:
                 if b > a:
                     continue   # a longer run: it trains on from the last checkpoint
