@@ -1,16 +1,52 @@
 """A training run's folder as an agent loader meets it: the checks every game's
-``load_agent`` makes before reading a checkpoint, each a one-line error naming the path.
+``load_agent`` makes, each an :class:`AgentError` of one line naming the path, and the one
+checkpoint read they share (:func:`read_agent_params`).
 
-No orbax here (``jaxgames.checkpoints`` reads the checkpoints), so that a loader can refuse a
+orbax (``jaxgames.checkpoints``) is imported only by that read, so that a loader can refuse a
 bad folder before importing it."""
 
 from __future__ import annotations
 
 import json
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-__all__ = ["listable", "one_line", "read_config_json", "read_summary_json"]
+__all__ = ["AgentError", "listable", "one_line", "read_agent_params", "read_config_json", "read_summary_json"]
+
+
+class AgentError(ValueError):
+    """A run folder whose agent cannot be loaded; the message names the path and the problem.
+    Every game's loader raises this one (``jaxgames.<game>.agent.AgentError`` is it)."""
+
+
+def read_agent_params(run: pathlib.Path, like: Any, *, trainer: str, fits: str,
+                      which: Sequence[str] = ("latest",), until: str = "round",
+                      check_saved: Callable[[dict, pathlib.Path], None] | None = None) -> tuple[pathlib.Path, Any]:
+    """The step folder an agent is read from (the newest of the first of ``which`` that holds
+    one: ``"best"``, ``"latest"``) and the parameters in it, in the tree of ``like``
+    (``jax.ShapeDtypeStruct`` leaves; ``fits`` says what they are, for the error). Every failure
+    is an :class:`AgentError` of one line: no checkpoint yet (how to train on: ``trainer``'s
+    ``--resume``; ``until`` names what ends before the first one), a checkpoint of another
+    format or damaged, or parameters of other shapes. ``check_saved(config, step_dir)``: the
+    game's check of the config the checkpoint was saved with (a dict) against config.json's,
+    raising :class:`AgentError` when they do not belong together."""
+    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
+
+    try:
+        step_dir = checkpoints.find_step(run, tuple(which))
+    except checkpoints.CheckpointError as e:
+        raise AgentError(f"{e} (the run stopped before its first {until} ended); train it further "
+                         f"({trainer} --resume --run-name {run.name}) or give another run") from None
+    try:
+        saved = checkpoints.read_meta(step_dir).get("config") if check_saved is not None else None
+        if isinstance(saved, dict):
+            check_saved(saved, step_dir)
+        return step_dir, checkpoints.read_params(step_dir, like, fits=fits)
+    except checkpoints.OtherFormatError as e:
+        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
+    except checkpoints.CheckpointError as e:
+        raise AgentError(str(e)) from None
 
 
 def read_config_json(run: str | pathlib.Path, *, game: str, error: type[Exception],

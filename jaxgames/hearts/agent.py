@@ -72,7 +72,7 @@ from jaxgames.hearts import features as feat
 from jaxgames.hearts import learned
 from jaxgames.hearts.game import Hearts
 from jaxgames.player import Player
-from jaxgames.run_folder import one_line, read_config_json
+from jaxgames.run_folder import AgentError, one_line, read_agent_params, read_config_json
 from jaxgames.terminal import jitted  # one jit per policy in a process, shared with the play CLI
 
 GAME = "hearts"
@@ -87,9 +87,6 @@ _MAX_SIZE, _MAX_ACTIVE = 4, 24
 SELECTION = "selection.npz"
 _SELECTION_KEYS = ("qs_selected", "hearts_selected")
 
-
-class AgentError(ValueError):
-    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -383,31 +380,19 @@ def _read_selection(path: pathlib.Path) -> tuple[tuple[int, ...], tuple[int, ...
 
 def _read_weights(run: pathlib.Path, spec: learned.ValueSpec, settings: dict) -> tuple[pathlib.Path, jax.Array]:
     """The newest step folder and the weights in it, ``float32 [spec.num_features]``."""
-    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
+    def check_saved(saved, step_dir):
+        theirs = {k: tuple(saved[k]) if isinstance(saved[k], list) else saved[k]
+                  for k in (*_HEARTS_FIELDS, "rank_atoms") if k in saved}
+        ours = {k: settings[k] for k in theirs}
+        if theirs != ours:
+            diff = ", ".join(f"{k} {theirs[k]!r}" for k in theirs if theirs[k] != ours[k])
+            raise AgentError(f"checkpoint {step_dir} was saved by a run with {diff}, but config.json "
+                             f"says otherwise: the folder's files do not belong together")
 
-    resume = f"train it further (python -m train.hearts --resume --run-name {run.name}) or give another run"
-    try:
-        step_dir = checkpoints.find_step(run, ("latest",))
-    except checkpoints.CheckpointError as e:
-        raise AgentError(f"{e} (the run stopped before its first round ended); {resume}") from None
     like = jax.ShapeDtypeStruct((spec.num_features,), jnp.float32)
-    where = (f"the {spec.num_features:,} weights of the {spec.predictor} value that {run / 'config.json'}"
-             + (f" and {SELECTION}" if spec.predictor == "combined" else "") + " describe")
-    try:
-        saved = checkpoints.read_meta(step_dir).get("config")
-        if isinstance(saved, dict):
-            theirs = {k: tuple(saved[k]) if isinstance(saved[k], list) else saved[k]
-                      for k in _HEARTS_FIELDS if k in saved}
-            ours = {k: settings[k] for k in theirs}
-            if theirs != ours:
-                diff = ", ".join(f"{k} {theirs[k]!r}" for k in theirs if theirs[k] != ours[k])
-                raise AgentError(f"checkpoint {step_dir} was saved by a run with {diff}, but config.json "
-                                 f"says otherwise: the folder's files do not belong together")
-        return step_dir, checkpoints.read_params(step_dir, like, fits=where)
-    except checkpoints.OtherFormatError as e:
-        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
-    except checkpoints.CheckpointError as e:
-        raise AgentError(str(e)) from None
+    fits = (f"the {spec.num_features:,} weights of the {spec.predictor} value that {run / 'config.json'}"
+            + (f" and {SELECTION}" if spec.predictor == "combined" else "") + " describe")
+    return read_agent_params(run, like, trainer="python -m train.hearts", fits=fits, check_saved=check_saved)
 
 
 __all__ = ["Agent", "AgentError", "DEFAULT_WORLDS", "WHICH", "config_settings", "default_env", "load_agent",

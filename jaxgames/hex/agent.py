@@ -49,15 +49,11 @@ from jaxgames.hex import network as hex_network
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
 from jaxgames.player import Player
 from jaxgames.search import mcts, symmetry
-from jaxgames.run_folder import read_config_json
+from jaxgames.run_folder import AgentError, read_agent_params, read_config_json
 
 NETWORKS = ("source", "resnet")
 #: the fields of config.json the agent needs (a Hex run's config has them all)
 _HEX_FIELDS = ("board_size", "network", "search", "simulations")
-
-
-class AgentError(ValueError):
-    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -227,26 +223,15 @@ def config_settings(config: Any, path: Any = "the config") -> dict:
 def _read_params(run: pathlib.Path, abstract: Any, where: str, board_size: int) -> tuple[pathlib.Path, Any]:
     """The step folder the agent is read from (the newest of ``best/``, else of
     ``checkpoints/``) and the parameters in it, in the tree of ``abstract``."""
-    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
-
-    try:
-        step_dir = checkpoints.find_step(run)
-    except checkpoints.CheckpointError as e:
-        raise AgentError(f"{e} (the run stopped before its first round ended); train it further "
-                         f"(python -m train.hex --resume --run-name {run.name}) or give another run") from None
-    try:
-        saved = checkpoints.read_meta(step_dir).get("config")
-        saved_n = saved.get("board_size") if isinstance(saved, dict) else None
+    def check_saved(saved, step_dir):
+        saved_n = saved.get("board_size")
         if saved_n is not None and saved_n != board_size:
             raise AgentError(f"checkpoint {step_dir} was saved by a {saved_n}x{saved_n} run, but "
                              f"config.json says board_size {board_size}: the folder's files do "
                              f"not belong together")
-        return step_dir, checkpoints.read_params(step_dir, abstract, fits=where)
-    except checkpoints.OtherFormatError as e:
-        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
-    except checkpoints.CheckpointError as e:
-        raise AgentError(str(e)) from None
 
+    return read_agent_params(run, abstract, trainer="python -m train.hex", fits=where, which=("best", "latest"),
+                             check_saved=check_saved)
 
 
 def _is_int(x: Any) -> bool:

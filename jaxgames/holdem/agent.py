@@ -55,17 +55,13 @@ import jaxgames
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.encode import encode
 from jaxgames.player import Player
-from jaxgames.run_folder import read_config_json
+from jaxgames.run_folder import AgentError, read_agent_params, read_config_json
 
 GAME = "holdem"
 #: what ``which`` may name: the newest checkpoint, or the best parameters (else the newest checkpoint)
 WHICH = ("latest", "best")
 #: the fields of config.json the agent needs (a hold'em run's config has them all)
 _HOLDEM_FIELDS = ("network", "tower")
-
-
-class AgentError(ValueError):
-    """A run folder whose agent cannot be loaded; the message names the path and the problem."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -182,28 +178,16 @@ def _read_params(run: pathlib.Path, abstract: Any, where: str, settings: dict,
                  which: str) -> tuple[pathlib.Path, Any]:
     """The step folder the agent is read from (by ``which``) and the parameters in it, in the
     tree of ``abstract``."""
-    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
-
-    resume = (f"train it further (python -m train.holdem --resume --run-name {run.name}) or give "
-              f"another run")
-    try:
-        step_dir = checkpoints.find_step(run, ("best", "latest") if which == "best" else ("latest",))
-    except checkpoints.CheckpointError as e:
-        raise AgentError(f"{e} (the run stopped before its first round ended); {resume}") from None
-    try:
-        saved = checkpoints.read_meta(step_dir).get("config")
-        if isinstance(saved, dict) and saved.get("network") in net_lib.SIZES \
-                and isinstance(saved.get("tower"), str):
+    def check_saved(saved, step_dir):
+        if saved.get("network") in net_lib.SIZES and isinstance(saved.get("tower"), str):
             saved_net = (saved["network"], saved["tower"] or net_lib.SIZES[saved["network"]].tower)
             if saved_net != (settings["network"], settings["tower"]):
                 raise AgentError(f"checkpoint {step_dir} was saved by a run of the {' '.join(saved_net)} "
                                  f"network, but config.json says {settings['network']} {settings['tower']}: "
                                  f"the folder's files do not belong together")
-        return step_dir, checkpoints.read_params(step_dir, abstract, fits=where)
-    except checkpoints.OtherFormatError as e:
-        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
-    except checkpoints.CheckpointError as e:
-        raise AgentError(str(e)) from None
+
+    return read_agent_params(run, abstract, trainer="python -m train.holdem", fits=where,
+                             which=("best", "latest") if which == "best" else ("latest",), check_saved=check_saved)
 
 
 

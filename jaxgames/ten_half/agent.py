@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.player import Player
-from jaxgames.run_folder import read_config_json
+from jaxgames.run_folder import AgentError, read_agent_params, read_config_json
 from jaxgames.ten_half import dp
 
 __all__ = ["CONFIG_FIELDS", "METHODS", "AgentError", "action_and_values", "load_agent", "make_player", "optimal_params",
@@ -49,10 +49,6 @@ GAME = "ten_half"
 METHODS = ("on_policy", "off_policy")
 #: the fields of config.json that say a folder is a ten-and-a-half run
 CONFIG_FIELDS = ("episodes", "episodes_per_update", "epsilon")
-
-
-class AgentError(ValueError):
-    """A run folder whose policy cannot be loaded; the message names the path and the problem."""
 
 
 def params_like() -> dict:
@@ -127,25 +123,13 @@ def load_agent(run_dir: str | pathlib.Path, *, method: str = "on_policy") -> Pla
 def read_q(run: pathlib.Path, method: str) -> tuple[pathlib.Path, np.ndarray]:
     """The newest step folder of ``run/checkpoints`` and the Q table of ``method`` in it,
     float32 [792, 2], as ``mc_control.q_values`` computes it."""
-    from jaxgames import checkpoints  # imported here (orbax): only loading an agent needs it
-
     # orbax reads its metadata only through an absolute path
     run = pathlib.Path(run).resolve()
-    try:
-        step_dir = checkpoints.find_step(run, ("latest",))
-    except checkpoints.CheckpointError as e:
-        raise AgentError(f"{e} (the run stopped before its first chunk ended): train it further "
-                         f"(python -m train.ten_half --resume --run-name {run.name}) or give another run") from None
     table = jax.ShapeDtypeStruct((dp.NUM_STATES, 2), jnp.float32)
     learner = {"total": table, "weight": table, "episodes": jax.ShapeDtypeStruct((), jnp.int32)}
     like = {m: learner for m in METHODS}
-    try:
-        carry = checkpoints.read_params(step_dir, like, fits="the Monte Carlo learners' tables of a "
-                                                            "ten-and-a-half run")
-    except checkpoints.OtherFormatError as e:
-        raise AgentError(f"{e}: load it with the jaxgames version that wrote it") from None
-    except checkpoints.CheckpointError as e:
-        raise AgentError(str(e)) from None
+    step_dir, carry = read_agent_params(run, like, trainer="python -m train.ten_half", until="chunk",
+                                        fits="the Monte Carlo learners' tables of a ten-and-a-half run")
     total, weight = carry[method]["total"], carry[method]["weight"]
     q = jnp.where(weight > 0, total / jnp.maximum(weight, 1e-30), 0.0)   # mc_control.q_values
     return step_dir, np.asarray(q, np.float32)
