@@ -38,8 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["HELP_WORDS", "INTERRUPTED", "OpponentUnavailable", "PlaySession", "QUIT_WORDS",
-           "exit_process", "exit_status", "format_seconds", "interrupted_before", "jitted", "raise_if_interrupted",
-           "run_cli", "seed_or_random", "stdin_lines"]
+           "check_agent_flags", "exit_process", "exit_status", "format_seconds", "interrupted_before", "jitted",
+           "raise_if_interrupted", "run_cli", "seed_or_random", "stdin_lines"]
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "h", "?")
@@ -84,6 +84,20 @@ def format_seconds(seconds: float) -> str:
 def exit_status(ended_by: str) -> int:
     """The command line's exit status for how a session ended: 130 after Ctrl-C, else 0."""
     return INTERRUPTED if ended_by == "interrupt" else 0
+
+
+def check_agent_flags(parser: Any, args: Any, game: str, *, flag: str = "opponent") -> None:
+    """The checks every play command makes of its ``--<flag>`` (``pretrained``, ``agent`` or a
+    bot), ``--pretrained NAME`` and ``--run RUN``: each flag only with the choice it is for, and
+    ``agent`` needs a run folder (``runs/<game>/...``); ``parser.error`` (one line, exit 2)."""
+    chosen = getattr(args, flag)
+    if args.run is not None and chosen != "agent":
+        parser.error(f"argument --run: only with --{flag} agent")
+    if args.pretrained is not None and chosen != "pretrained":
+        parser.error(f"argument --pretrained: only with --{flag} pretrained (the default)")
+    if chosen == "agent" and not args.run:
+        parser.error(f"argument --run: --{flag} agent needs the run folder of a trained agent, "
+                     f"e.g. --run runs/{game}/quick-seed0")
 
 
 def exit_process(status: int) -> None:

@@ -66,8 +66,8 @@ from jaxgames.hearts.cards import (
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
 from jaxgames.player import Player
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_process, exit_status, jitted, run_cli,
-                               seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status,
+                               jitted, run_cli, seed_or_random)
 
 PROG = "python -m jaxgames.hearts.play"
 AGENT = "agent"
@@ -471,13 +471,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.seat not in range(NUM_PLAYERS):
         parser.error(f"argument --seat: must be 0, 1, 2 or 3, got {args.seat}")
-    if args.run is not None and args.opponent != AGENT:
-        parser.error("argument --run: only with --opponent agent")
-    if args.pretrained is not None and args.opponent != PRETRAINED:
-        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
-    if args.opponent == AGENT and not args.run:
-        parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
-                     "e.g. --run runs/hearts/quick-seed0")
+    check_agent_flags(parser, args, "hearts")
     if args.worlds is not None:
         if args.opponent not in SAMPLING:
             parser.error("argument --worlds: only with --opponent iie or agent (or pretrained, the default)")

@@ -62,6 +62,7 @@ from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
 from jaxgames.terminal import (
     OpponentUnavailable,
     PlaySession,
+    check_agent_flags,
     exit_process,
     exit_status,
     format_seconds,
@@ -505,13 +506,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         parser.error(f"argument --simulations: must be at least 1, got {args.simulations}")
     if args.exploration is not None and not args.exploration >= 0:
         parser.error(f"argument --exploration: must be >= 0, got {args.exploration}")
-    if args.run is not None and args.opponent != "agent":
-        parser.error("argument --run: only with --opponent agent")
-    if args.pretrained is not None and args.opponent != PRETRAINED:
-        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
-    if args.opponent == "agent" and not args.run:
-        parser.error("argument --run: --opponent agent needs the run folder of a trained "
-                     "agent, e.g. --run runs/hex/quick-seed0")
+    check_agent_flags(parser, args, "hex")
     if args.opponent != "uct":
         if args.exploration is not None:
             parser.error("argument --exploration: only with --opponent uct (the agent searches with "

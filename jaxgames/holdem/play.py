@@ -51,7 +51,8 @@ from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
 from jaxgames.player import Player
-from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_process, exit_status, run_cli, seed_or_random
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status, run_cli,
+                               seed_or_random)
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
@@ -362,13 +363,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.hands is not None and args.hands < 1:
         parser.error(f"argument --hands: must be at least 1, got {args.hands}")
-    if args.run is not None and args.opponent != AGENT:
-        parser.error("argument --run: only with --opponent agent")
-    if args.pretrained is not None and args.opponent != PRETRAINED:
-        parser.error("argument --pretrained: only with --opponent pretrained (the default)")
-    if args.opponent == AGENT and not args.run:
-        parser.error("argument --run: --opponent agent needs the run folder of a trained agent, "
-                     "e.g. --run runs/holdem/quick-seed0")
+    check_agent_flags(parser, args, "holdem")
     try:  # the game's own checks of the chip options, as one line
         Holdem(stack=args.stack, small_blind=args.small_blind, big_blind=args.big_blind)
     except ValueError as err:

@@ -47,7 +47,7 @@ from jaxgames.ten_half.agent import AgentError, action_and_values, load_agent, o
 from jaxgames.ten_half.game import (HAND_TYPE_NAMES, HIT, JACK, MAX_CARDS, RANK_NAMES, STICK, card_value_halves,
                                     dealer_outcomes, draw_rank, hand_type)
 from jaxgames.ten_half.render import points_text
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, exit_process, exit_status, run_cli,
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status, run_cli,
                                seed_or_random)
 
 PROG = "python -m jaxgames.ten_half.play"
@@ -335,15 +335,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     args = parser.parse_args(argv)
     if args.games is not None and args.games < 1:
         parser.error(f"argument --games: must be at least 1, got {args.games}")
-    if args.run is not None and args.agent != AGENT:
-        parser.error("argument --run: only with --agent agent")
+    check_agent_flags(parser, args, "ten_half", flag="agent")
     if args.method is not None and args.agent != AGENT:
         parser.error("argument --method: only with --agent agent")
-    if args.pretrained is not None and args.agent != PRETRAINED:
-        parser.error("argument --pretrained: only with --agent pretrained (the default)")
-    if args.agent == AGENT and not args.run:
-        parser.error("argument --run: --agent agent needs the run folder of a trained agent, "
-                     "e.g. --run runs/ten_half/quick-seed0")
     return Settings(agent=args.agent, pretrained=args.pretrained, run=args.run,
                     method=(args.method or "on-policy").replace("-", "_"), games=args.games,
                     seed=seed_or_random(args.seed))
