@@ -1,60 +1,10 @@
 """AlphaZero-style learning for any two-player zero-sum game of the contract, as in the Hex
 source (Zhang, Meng & Yang 2020, sec. 1): a policy-value network, a search that uses it, and
 a league of past models (``train/algos/league.py``). Nothing here names a game.
-
-One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
-
-1. **Data.** Phase 1 (the first ``phase1_updates`` updates; the source's supervised start):
-   ``games_per_update`` games of uniformly random moves; every position is labelled with the
-   distribution of the win rates of the children of a plain UCT search's root (policy: each
-   child's W/N, normalised; the source's sec. 1.2) and with the game's final result (value;
-   ``phase1_value="uct"``: that search's root win rate, an average of hundreds of playouts
-   instead of one). Phase 2 (self-play): the newest model against one drawn uniformly from
-   the league's pool, or, with probability ``anchor_fraction``, against the anchor, a fixed
-   player outside the lineage (plain UCT); half the games with the newest model in each seat,
-   each move chosen by the search with the mover's parameters. The newest model's positions
-   are labelled with the search's ``action_weights`` (policy) and every position with the
-   final result from the mover's view (value): a past model's search policy would pull the
-   newest back towards its old play, and the anchor has none.
-2. **Replay.** The positions go into a fixed-size ring buffer (``train/algos/replay.py``).
-3. **SGD.** ``sgd_steps`` RMSprop steps on minibatches drawn uniformly from the buffer, each
-   position replaced by its image under ``symmetry`` with probability 1/2 (when given).
-   With ``average_decay`` the model that plays, joins the pool and is evaluated is the moving
-   average of the SGD iterates (Polyak averaging); SGD itself goes on from its last iterate.
-
-The pool is not changed by ``update``: the pipeline promotes the newest model between chunks
-(``league.after_round``), so the promotion is saved with the checkpoint and ``--resume`` is exact.
-
-Loss (the source's eq. (3)):
-
-    L = (1 - alpha) * (V - z)^2 + alpha * CE(pi, P) + beta * ||theta||^2
-
-with ``V`` the network's win probability and ``z`` the result on the 0/1 scale (win 1, loss
-0, a draw 1/2) as the source's sigmoid value head: the network contract gives ``v`` in
-[-1, 1] from the mover's view, and ``V = (v + 1) / 2``, ``z = (r + 1) / 2``.
-``CE(pi, P) = -sum_a pi(a) log2 P(a)`` (the source's eq. (2), base 2), averaged over the rows
-that have a policy target, with ``P`` the softmax of the logits over the legal actions.
-``||theta||^2`` is the sum of squares of every parameter. The source gives no values for
-alpha, beta or the learning rate: our defaults are alpha = 0.5, beta = 1e-4 and Keras's
-RMSprop defaults (learning rate 1e-3, decay 0.9, epsilon 1e-7), the source's framework.
-
-Contracts. Network: ``init_fn(key) -> params``, ``apply_fn(params, obs [B, ...]) -> (logits
-[B, A], value [B])``. Search: ``make_search(apply_fn) -> search`` with ``search(params, states
-[B], keys [B]) -> out``, ``out.action`` int32 [B] and ``out.action_weights`` float32 [B, A] (an
-``mctx.PolicyOutput``; e.g. ``lambda f: functools.partial(mcts.search, env, f, num_simulations=64)``).
-The learner builds it twice: on the network, for the trained policy, and on
-:func:`paired_apply` of it, for self-play, where one search of the whole batch evaluates the
-newest model's games with its parameters and the opponent's with the opponent's (the parameters
-of both stacked on a leading axis): the tree's bookkeeping, whose cost on a CPU hardly
-depends on the batch, runs once per move instead of twice. Once a move's unfinished games fit
-in half the batch (each model's movers in a quarter), only those are searched, in a
-half-size search: games end at different moves, and the batch plays on until the longest
-ends. Players must alternate (Hex, any two-player game without passes); the metric
-``misrouted`` counts the games searched with the other model (0 expected).
-
-Devices: with several, the games are split over them and each device plays its share on its
-own (:func:`on_devices`, ``shard_map``). Each game draws from its own keys, so a run gives
-the same games on any number of devices; SGD runs on the whole minibatch, split by XLA.
+``update(carry, key)``: games (phase 1 random, labelled by UCT; phase 2 self-play against the
+pool or the anchor), a replay buffer, SGD on the source's eq. (3) loss; the pool is changed
+only by the pipeline between chunks. The steps, the loss, the contracts and the devices:
+docs/learners.md.
 """
 
 from __future__ import annotations

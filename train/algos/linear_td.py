@@ -1,65 +1,10 @@
 """TD(λ) on a linear value over sparse binary features, updated backwards after each game
-(Sturtevant & White, "Feature construction for reinforcement learning in Hearts").
-
-Knows nothing of any game: a state is the list of its active features, ``indices int32 [M]``
-with ``valid bool [M]`` (e.g. every AND-combination of a game's boolean atoms), and the value
-is the sum of their weights, cut off to the open interval ``(value_low, value_high)``.
-
-As the source:
-
-* weights initialised uniformly in ``±1 / num_features``;
-* λ = 0.75; the reward comes once, at the end of the game (``final_return``: e.g. the points
-  the player took); the states recorded are those the value is used at (the source: between
-  tricks, and not once every point is played);
-* after each game the update runs **backwards** through its recorded states, from the last to
-  the first, with the λ-return recursion ::
-
-      G_last = final_return
-      G_t    = (1 - λ) V_{t+1} + λ G_{t+1}
-
-  and each state's active weights stepped by ``lr_t (G_t - V_t)``, ``lr_t = 1 / (lr_scale ×
-  number of active features of state t)`` (the source: 1 / (13 × active features), so each
-  step moves the state's value 1/13 of the way to its target). λ = 0 is TD(0) (the target is
-  the next state's value), λ = 1 is Monte Carlo (every target is the final return);
-* the output cut off at ``value_low + clip_margin`` and ``value_high - clip_margin`` (the
-  source's "0+" and "13−" for the Q♠: a search can tell "expect to take it" from "took it").
-  The TD error uses this clipped output.
-
-**Which weights V_t is read with.** The source: "after each game ... went backwards through
-the game, using TD learning to update our target output and train our perceptron to predict
-the target output at each step". So, here, V_t is computed once, with the weights as they are
-when the backward pass reaches t (after the updates of the game's later states t+1, ..., the
-last), and that one number serves both as the output trained at t and as the V_t mixed into
-the target of t-1 (the target is updated from the output before the step at t, not re-read
-after it: re-reading would pull t-1's target toward G_t by the step just taken at t, counting
-t's own target twice).
-
-**How.** The state values under the game's own earlier-in-the-pass updates need no dense copy
-of the weights per game: the step at t' adds ``c_t' = lr_t' (G_t' - V_t')`` to each of its
-active weights, so ``V_t = V_t(initial weights) + sum_{t' > t} c_t' × overlap(t, t')``, where
-``overlap(t, t')`` counts the features the two states share (with repeats: the pairs of
-slots, one of each, with the same index). :func:`backward_pass` computes the [T, T]
-overlaps once (one sort of the game's indices, or takes them from a caller who knows them
-more cheaply: for AND-combinations of atoms they follow from the atoms), runs the recursion in a
-``lax.scan(reverse=True)`` over the states carrying the coefficients ``c``, and the update is
-one scatter-add of ``c_t`` into every active slot. Exactly the sequential backward pass, up
-to float rounding; O(T M log(T M) + T² M) per game whatever the number of features.
-
-**A batch of games** (:func:`sequential_update`): the games of one update are played in
-parallel with one set of weights, then learned one after another, each game's backward pass
-from the weights the games before it left: the source's one game at a time, the policy at most
-one update stale. (Summing the games' steps from shared weights instead, with the step 32 times
-shorter, lost 0.27 and 0.43 points a hand more to PIE on two seeds at 10,400 games:
-docs/lab/hearts.md.)
-
-``present bool [T]`` marks the real rows of a padded sequence: other rows neither update nor
-take part in the recursion (the last *present* row gets ``final_return``), wherever they are.
-
-**A known part of the value** (``offset float32 [T]``, default 0): each state's value is
-``offset_t`` plus its active weights' sum, then clipped; the weights learn the rest. When the
-outcome is the game's total (e.g. the points a player takes in a hand) and part of it is
-already known at a state (the points taken so far), the weights then learn what is still to
-come, which is what a search adds to the rewards still to be collected.
+(Sturtevant & White, "Feature construction for reinforcement learning in Hearts"). Knows
+nothing of any game: a state is its active features (``indices int32 [M]``, ``valid bool
+[M]``), its value the sum of their weights plus a known ``offset``, cut to ``(value_low,
+value_high)``; the games of an update are played in parallel and learned one after another
+(:func:`sequential_update`). The source's choices and how the backward pass is computed:
+docs/learners.md.
 """
 
 from __future__ import annotations

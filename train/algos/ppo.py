@@ -1,53 +1,9 @@
 """PPO for any game of the contract, one seat against opponents, in the PureJaxRL style, with
 AlphaHoldem's Trinal-Clip loss (Zhao et al. 2022) beside plain clipped PPO. Nothing here names
-a game: the game reaches the learner through the opponent wrapper
-(``train/algos/opponents.py``), which turns it into a single-agent environment for one seat,
-and through ``features(state, seat)``, the network's encoding of what that seat may see.
-
-One ``update(carry, key)`` (pure, jitted by the chunked driver) is:
-
-0. **Opponents.** The ``num_envs`` games are split into ``opponent_groups`` groups; each
-   group gets one opponent for the whole update, ``choose_opponent(pool, params, key)`` (a
-   pool model, an anchor: whatever the pipeline's table means to its wrapper). One opponent
-   per group, not per game: a network opponent is then evaluated once per group on a batch,
-   not gathered per game (with a pool of networks, a per-game gather of parameters would
-   cost more than the network itself). Every game is dealt anew at the start of an update,
-   so each is played against one opponent throughout.
-1. **Rollout.** ``num_steps`` learner decisions in each game (a ``lax.scan`` over the
-   vmapped wrapper): each decision's features, legal mask, action sampled from the masked
-   softmax, its log-probability, the value, and what the wrapper reports after it: the
-   reward credited to it, whether its game ended (``done``) and that game's value bounds.
-   Games auto-reset inside the wrapper; the game left unfinished by the end of the rollout
-   is bootstrapped from its value (as any truncated rollout).
-2. **Targets.** GAE(lambda) advantages and returns (:func:`gae`), bootstrapped from the value
-   of the state each game is left in; every decision gets the value bounds of its own game
-   (:func:`fill_bounds`; a game not finished by the end of the rollout gets none).
-3. **SGD.** ``epochs`` passes over the ``num_envs * num_steps`` decisions, each a fresh
-   permutation cut into ``minibatches`` minibatches; advantages normalised per minibatch (as
-   PureJaxRL); Adam after a clip of the global gradient norm.
-
-Loss (minimised): ``policy_loss + value_coef * value_loss - entropy_coef * entropy``.
-
-* ``loss="trinal"`` (AlphaHoldem): the policy term is :func:`trinal_clip_policy_loss` (the
-  ratio also capped at ``delta1`` where the advantage is negative) and the value term
-  :func:`trinal_value_loss` (the return target clipped to the game's bounds, which the wrapper
-  gives through ``value_bounds``: in hold'em, the chips the learner and its opponent put in).
-* ``loss="ppo"``: plain clipped PPO (:func:`ppo_policy_loss`) and an unclipped squared error
-  (:func:`squared_value_loss`), for comparison.
-
-The opponents' pool (``PPOCarry.pool``, e.g. a league) rides in the carry; ``update`` never
-changes it: the pipeline does, between chunks (the league's hook).
-
-Contracts. ``net``: a flax module, ``net.apply(params, *features [B, ...], legal [B, A]) ->
-(logits [B, A], value [B])`` (illegal logits masked by the net; masked once more here, with a
-finite constant, so entropies and log-probabilities stay finite either way). ``features(state,
-seat) -> tuple`` of arrays for one game (a single array is taken as a 1-tuple).
-
-Devices: the games' groups (``[G, E / G]``, G a multiple of the device count) and their
-opponents' tables are split over the mesh (``shard_batch``), as are the minibatches;
-parameters and the pool are replicated, and XLA averages the gradients. The opponents' moves
-play each device's groups one after another (:func:`_per_group`), so a group runs only its
-own opponent (the full hold'em preset's update: 1.5x faster, docs/holdem_training.md).
+a game: the game reaches the learner through the opponent wrapper (``train/algos/opponents.py``)
+and ``features(state, seat)``. ``update(carry, key)``: opponents per group, a rollout, GAE
+targets, SGD epochs over minibatches; the pool in the carry is changed only by the pipeline's
+league hook. The steps, the losses, the contracts and the devices: docs/learners.md.
 """
 
 from __future__ import annotations
