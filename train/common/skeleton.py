@@ -27,7 +27,7 @@ alone writes files (:attr:`RunDir.writes`). A game's ``train`` joins the run
 (``init_distributed()``) before it uses JAX to build its pipeline.
 
 Keys (:class:`Keys`) are named: ``keys.round(step)`` for a round, ``keys.final``,
-``keys.lbr`` ... for the end of the run.
+``keys.lbr``, ``keys.experts`` ... for the end of the run.
 
     def train(config, *, stop_after_chunks=None):
         return run_pipeline(Pipeline(game="hex", keys=Keys.of(config.seed), init=..., update=...,
@@ -111,6 +111,11 @@ class Keys:
     lbr = _EndKey(3, "The final local best response (the reference bots' too, over the same deals).")
     profile = _EndKey(4, "The final model's play profile.")
     baselines = _EndKey(100, "The baselines measured at the end of the run.")
+    # Hearts' published runs: fold_in(eval, 2**30) and 2**30 + 1
+    experts = _EndKey(2**30, "The final evaluation against the fixed experts (Hearts': PIE, the rule bot, "
+                             "random, perfect information).")
+    imperfect = _EndKey(2**30 - 1, "The final evaluation under imperfect information (Hearts': the learned "
+                                   "player inside PIMC).")
 
 
 @dataclasses.dataclass(frozen=True)

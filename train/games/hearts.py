@@ -23,13 +23,17 @@ bot and random over ``final_eval_deals`` deals x 14 seatings (perfect informatio
 the run's own predictor, the learned player inside PIMC (``worlds`` worlds, honest) against IIE and
 the rule-based bot over ``imperfect_deals`` deals x 14 seatings with the moon on (the source's
 imperfect-information test).
+
+The run itself (rounds, checkpoints, ``--resume``, summary, report) is the skeleton's
+(``train/common/skeleton.py``): :func:`pipeline` is made with the run folder open, so a
+combined run's stages are nested runs inside it; the round's key is its number's, the final
+ones ``keys.experts`` and ``keys.imperfect``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 
 import jax
 import jax.numpy as jnp
@@ -42,9 +46,10 @@ from jaxgames.hearts import learned
 from jaxgames.hearts.game import Hearts
 from jaxgames.player import one_of
 from train.algos import linear_td
-from train.common import Checkpointing, Display, RunDir, Schedule, init_distributed, run, to_host
+from train.common import Display, init_distributed, to_host
 from train.common.plots import line_plot
 from train.common.rundir import markdown_table
+from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, run_pipeline
 
 GAME = "hearts"
 OPPONENTS = ("self", "pie")
@@ -172,85 +177,95 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 
 
 def _train(config, *, stop_after_chunks: int | None = None, stage: bool = False) -> tuple[dict, np.ndarray | None]:
-    start = time.time()
-    train_key = jax.random.key(config.seed)
-    init_key, eval_key = jax.random.split(jax.random.fold_in(train_key, 2**31 - 1))
-    num_updates = config.rounds * config.updates_per_round
-    with RunDir(config.runs_dir, GAME, config, resume=config.resume) as rundir:
-        if config.predictor == "combined":
-            spec, initial, stage_summaries = _stages(config, rundir)
-        else:
-            spec, initial, stage_summaries = base_spec(config), None, {}
-        if rundir.writes and spec.predictor == "combined":
-            np.savez(rundir.path / "selection.npz", qs_selected=np.asarray(spec.qs_selected, np.int32),
-                     hearts_selected=np.asarray(spec.hearts_selected, np.int32))
-        wired = learner(config, spec, initial)
-        checkpointer, _ = rundir.open_checkpoints(keep=config.keep_checkpoints)
+    """The run of ``config`` (the combined player's, or a stage's): its summary and its learned
+    weights (None when stopped early)."""
+    learned_weights = []
+    summary = run_pipeline(lambda rundir: pipeline(config, rundir, stage=stage, learned_weights=learned_weights),
+                           config, stop_after_chunks=stop_after_chunks, game=GAME)
+    return summary, (learned_weights[-1] if learned_weights else None)
 
-        def on_chunk(step, carry, metrics, seconds):
-            rnd = step // config.updates_per_round
-            weights = to_host(wired.params(carry))
-            r = evaluate_against(spec, weights, jax.random.fold_in(eval_key, rnd), config.eval_deals,
-                                 experts=EXPERTS[:1])["pie"]
-            row = {"round": rnd, "games": int(np.asarray(metrics["games"])[-1]),
-                   "outcome": float(np.mean(metrics["outcome"])),
-                   "abs_td_error": float(np.mean(metrics["abs_td_error"])),
-                   "overflow": float(np.mean(metrics["overflow"])),
-                   "ended": float(np.min(metrics["ended"])),
-                   "points_learned_vs_pie": float(r.points[0]), "points_pie": float(r.points[1]),
-                   "difference_vs_pie": float(r.difference)}
-            if row["ended"] < 1.0:
-                raise RuntimeError("a training game ran past its steps")
-            rundir.log(step, row)
-            return {"pie": row["points_learned_vs_pie"], "err": row["abs_td_error"]}
 
-        result = run(
-            wired.update, wired.init(init_key), train_key,
-            Schedule(num_updates=num_updates, chunk_size=config.updates_per_round,
-                     stop_after_chunks=stop_after_chunks),
-            on_chunk=on_chunk,
-            checkpointing=Checkpointing(latest=checkpointer, config_json=config.to_json(), resume=config.resume),
-            display=Display(enabled=config.progress, desc=f"hearts {spec.predictor} games",
-                            units_per_update=config.games_per_update,
-                            show=lambda m: f"learned vs PIE {m['pie']:.2f} points/hand |TD err| {m['err']:.2f}"))
-        checkpointer.close()
-        if result.step < num_updates:   # stopped early on purpose (tests of --resume)
-            return {}, None
+def pipeline(config, rundir, *, stage: bool = False, learned_weights: list | None = None) -> Pipeline:
+    """The run of ``config`` in its open run folder: a combined run first trains (or resumes, or
+    re-reads) its stages under ``<run>/stages`` and writes ``selection.npz``. The final
+    evaluation appends the learned weights to ``learned_weights``."""
+    if config.predictor == "combined":
+        spec, initial, stage_summaries = _stages(config, rundir)
+    else:
+        spec, initial, stage_summaries = base_spec(config), None, {}
+    if rundir.writes and spec.predictor == "combined":
+        np.savez(rundir.path / "selection.npz", qs_selected=np.asarray(spec.qs_selected, np.int32),
+                 hearts_selected=np.asarray(spec.hearts_selected, np.int32))
+    wired = learner(config, spec, initial)
+    return Pipeline(
+        game=GAME, keys=Keys.of(config.seed, train_is_seed=True), init=wired.init, update=wired.update,
+        num_updates=config.rounds * config.updates_per_round, chunk_size=config.updates_per_round,
+        evaluate=functools.partial(evaluate_round, config, spec, wired),
+        final=functools.partial(final_evaluation, config, spec, wired, stage_summaries, stage=stage,
+                                learned_weights=[] if learned_weights is None else learned_weights),
+        display=Display(enabled=config.progress, desc=f"hearts {spec.predictor} games",
+                        units_per_update=config.games_per_update,
+                        show=lambda m: f"learned vs PIE {m['pie']:.2f} points/hand |TD err| {m['err']:.2f}"))
 
-        weights = to_host(wired.params(result.carry))
-        # a stage's own figure is against PIE alone: the run's player is the combined one
-        experts = EXPERTS[:1] if stage else EXPERTS
-        results = evaluate_against(spec, weights, jax.random.fold_in(eval_key, 2**30), config.final_eval_deals,
-                                   experts=experts)
-        imperfect = (evaluate_imperfect(spec, weights, jax.random.fold_in(eval_key, 2**30 + 1),
-                                        config.imperfect_deals, config.worlds) if config.imperfect_deals else {})
-        stage_games = sum(s["train_games"] for s in stage_summaries.values())
-        summary = {"predictor": spec.predictor, "features": spec.num_features, "max_active": config.max_active,
-                   "train_games": num_updates * config.games_per_update + stage_games,
-                   "final_eval_deals": config.final_eval_deals, "imperfect_deals": config.imperfect_deals}
-        for name, r in results.items():
-            summary[f"points_per_hand_learned_vs_{name}"] = _mean_ci(r.points[0], r.points_ci95[0])
-            summary[f"points_per_hand_expert_{name}"] = _mean_ci(r.points[1], r.points_ci95[1])
-            summary[f"difference_vs_{name}"] = _mean_ci(r.difference, r.difference_ci95)
-            summary[f"games_won_rate_vs_{name}"] = float(r.wins[0])
-        for name, r in imperfect.items():
-            summary[f"points_per_hand_pimc_vs_{name}"] = _mean_ci(r.points[0], r.points_ci95[0])
-            summary[f"points_per_hand_expert_imperfect_{name}"] = _mean_ci(r.points[1], r.points_ci95[1])
-            summary[f"difference_imperfect_vs_{name}"] = _mean_ci(r.difference, r.difference_ci95)
-            summary[f"games_won_rate_imperfect_vs_{name}"] = float(r.wins[0])
-        # the issue's names: against PIE
-        summary["points_per_hand_learned"] = summary["points_per_hand_learned_vs_pie"]
-        summary["points_per_hand_expert"] = summary["points_per_hand_expert_pie"]
-        summary["games_won_rate"] = summary["games_won_rate_vs_pie"]
-        for stage, s in stage_summaries.items():
-            summary[f"stage_{stage}"] = {k: s[k] for k in ("features", "train_games", "points_per_hand_learned",
-                                                           "points_per_hand_expert", "seconds")}
-        if rundir.writes:
-            write_plots(rundir, rundir.metrics(), spec.predictor)
-        summary["seconds"] = time.time() - start
-        rundir.write_summary(summary)
-        rundir.write_report(report(config, spec, summary, results, imperfect, weights))
-    return summary, weights
+
+def evaluate_round(config, spec: learned.ValueSpec, wired, c: Chunk) -> Round:
+    """The round's row: the chunk's training figures and the learned player against PIE over
+    ``eval_deals`` deals (the round's key by its number)."""
+    rnd = c.step // config.updates_per_round
+    metrics = c.metrics
+    r = evaluate_against(spec, to_host(wired.params(c.carry)), c.keys.round(rnd), config.eval_deals,
+                         experts=EXPERTS[:1])["pie"]
+    row = {"round": rnd, "games": int(np.asarray(metrics["games"])[-1]),
+           "outcome": float(np.mean(metrics["outcome"])),
+           "abs_td_error": float(np.mean(metrics["abs_td_error"])),
+           "overflow": float(np.mean(metrics["overflow"])),
+           "ended": float(np.min(metrics["ended"])),
+           "points_learned_vs_pie": float(r.points[0]), "points_pie": float(r.points[1]),
+           "difference_vs_pie": float(r.difference)}
+    if row["ended"] < 1.0:
+        raise RuntimeError("a training game ran past its steps")
+    return Round(row, {"pie": row["points_learned_vs_pie"], "err": row["abs_td_error"]})
+
+
+def final_evaluation(config, spec: learned.ValueSpec, wired, stage_summaries: dict, end: End, *, stage: bool,
+                     learned_weights: list) -> Final:
+    """Against every expert (a stage: PIE alone, the run's player being the combined one) and,
+    with ``imperfect_deals``, inside PIMC; the learned weights go to ``learned_weights``."""
+    weights = to_host(wired.params(end.carry))
+    learned_weights.append(weights)
+    results = evaluate_against(spec, weights, end.keys.experts, config.final_eval_deals,
+                               experts=EXPERTS[:1] if stage else EXPERTS)
+    imperfect = (evaluate_imperfect(spec, weights, end.keys.imperfect, config.imperfect_deals, config.worlds)
+                 if config.imperfect_deals else {})
+    return Final(summarize(config, spec, results, imperfect, stage_summaries),
+                 report=lambda s: report(config, spec, s, results, imperfect, weights),
+                 files=lambda rundir, s: write_plots(rundir, end.rows, spec.predictor))
+
+
+def summarize(config, spec: learned.ValueSpec, results: dict, imperfect: dict, stage_summaries: dict) -> dict:
+    """The summary's figures (the skeleton adds ``seconds``)."""
+    stage_games = sum(s["train_games"] for s in stage_summaries.values())
+    summary = {"predictor": spec.predictor, "features": spec.num_features, "max_active": config.max_active,
+               "train_games": config.rounds * config.updates_per_round * config.games_per_update + stage_games,
+               "final_eval_deals": config.final_eval_deals, "imperfect_deals": config.imperfect_deals}
+    for name, r in results.items():
+        summary[f"points_per_hand_learned_vs_{name}"] = _mean_ci(r.points[0], r.points_ci95[0])
+        summary[f"points_per_hand_expert_{name}"] = _mean_ci(r.points[1], r.points_ci95[1])
+        summary[f"difference_vs_{name}"] = _mean_ci(r.difference, r.difference_ci95)
+        summary[f"games_won_rate_vs_{name}"] = float(r.wins[0])
+    for name, r in imperfect.items():
+        summary[f"points_per_hand_pimc_vs_{name}"] = _mean_ci(r.points[0], r.points_ci95[0])
+        summary[f"points_per_hand_expert_imperfect_{name}"] = _mean_ci(r.points[1], r.points_ci95[1])
+        summary[f"difference_imperfect_vs_{name}"] = _mean_ci(r.difference, r.difference_ci95)
+        summary[f"games_won_rate_imperfect_vs_{name}"] = float(r.wins[0])
+    # the issue's names: against PIE
+    summary["points_per_hand_learned"] = summary["points_per_hand_learned_vs_pie"]
+    summary["points_per_hand_expert"] = summary["points_per_hand_expert_pie"]
+    summary["games_won_rate"] = summary["games_won_rate_vs_pie"]
+    for stage, s in stage_summaries.items():
+        summary[f"stage_{stage}"] = {k: s[k] for k in ("features", "train_games", "points_per_hand_learned",
+                                                       "points_per_hand_expert", "seconds")}
+    return summary
 
 
 def _mean_ci(mean, ci) -> dict:

@@ -215,12 +215,16 @@ def test_only_process_zero_writes_the_files_summary_and_report(whole, tmp_path, 
 def test_the_named_keys_are_distinct_and_the_seed_key_trains_where_asked():
     keys = Keys.of(3)
     named = [keys.init, keys.train, keys.eval, keys.round(0), keys.round(2), keys.round_lbr(2), keys.final,
-             keys.sgf, keys.lbr, keys.profile, keys.baselines, keys.end(5)]
+             keys.sgf, keys.lbr, keys.profile, keys.baselines, keys.experts, keys.imperfect, keys.end(5)]
     data = {tuple(np.asarray(jax.random.key_data(k)).tolist()) for k in named}
     assert len(data) == len(named)
     # each name at the slot its evaluation had before the names: the published figures reproduce
     for name, i in (("sgf", 1), ("final", 2), ("lbr", 3), ("profile", 4), ("baselines", 100)):
         old = jax.random.fold_in(keys.eval, 2**31 - i)
+        assert np.array_equal(jax.random.key_data(getattr(keys, name)), jax.random.key_data(old)), name
+    # Hearts' final evaluations: at fold_in(eval, 2**30) and 2**30 + 1, as its published runs
+    for name, slot in (("experts", 2**30), ("imperfect", 2**30 + 1)):
+        old = jax.random.fold_in(keys.eval, slot)
         assert np.array_equal(jax.random.key_data(getattr(keys, name)), jax.random.key_data(old)), name
     beside = Keys.of(3, train_is_seed=True)
     assert np.array_equal(jax.random.key_data(beside.train), jax.random.key_data(jax.random.key(3)))
