@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Sequence
+import pathlib
+from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
 
 from jaxgames.core import Policy
 
-__all__ = ["Player", "one_of"]
+__all__ = ["Player", "RunAgent", "one_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,36 @@ class Player:
     params: Any = None                 # the policy's first argument (None: a parameter-free bot)
     probs: Callable[..., Any] | None = None  # probs(params, state, key) -> float32 [A], if any
     honest: bool = True                # False: reads cards its seat may not see, by design
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunAgent(Player):
+    """A trained agent: a :class:`Player` with the game it plays and the run folder it was read
+    from (``run_dir``; ``checkpoint`` the step folder read, ``step`` its update: all three None
+    for an agent not read from a run folder, a shipped one). Unpacks as
+    ``env, policy, params = agent``; :meth:`act` plays one move. Each game's ``agent.Agent``."""
+
+    env: Any
+    run_dir: pathlib.Path | None = None
+    checkpoint: pathlib.Path | None = None
+    step: int | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.env, self.policy, self.params))
+
+    def compiled_policy(self) -> Callable[..., Any]:
+        """``jax.jit(policy)``, one per policy in a process (a game may keep its own)."""
+        return _jit(self.policy)
+
+    def act(self, state, key: jax.Array | None = None) -> int:
+        """The agent's move in ``state`` (a state of ``env``, the agent to move), a Python int."""
+        key = jax.random.key(0) if key is None else key
+        return int(self.compiled_policy()(self.params, state, key))
+
+
+@functools.lru_cache(maxsize=None)
+def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return jax.jit(fn)
 
 
 def one_of(players: Sequence[Player]) -> Player:

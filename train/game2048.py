@@ -20,7 +20,7 @@ from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.algos import ntuple_td as td
 from train.games.game2048_layout import select_layout
-from train.common import RunConfig, exit_on_user_error, parse
+from train.common import RunConfig, exit_on_user_error, run_main, parse
 from train.common.config import check_int32, check_memory
 from train.common.cpu_layout import check_request
 from train.games import game2048 as lib
@@ -173,12 +173,10 @@ train = lib.train
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    _, config = parse(PRESETS, argv, prog=PROG)
-    select_layout(config.cpu_layout, lib.td_config(config), config.variant)   # before JAX starts
-    summary = train(config)
-    print(json.dumps({k: summary[k] for k in ("avg_score", "max_score", "rate_2048", "rate_8192",
-                                              "train_games", "moves_per_second", "seconds")}))
-    return summary
+    return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train,
+                    prepare=lambda config: select_layout(config.cpu_layout, lib.td_config(config), config.variant),
+                    shown=("avg_score", "max_score", "rate_2048", "rate_8192", "train_games", "moves_per_second",
+                           "seconds"))
 
 
 if __name__ == "__main__":

@@ -14,12 +14,10 @@ predictors' own runs) and selection.npz (docs/hearts_training.md).
 from __future__ import annotations
 
 import dataclasses
-import json
-import pathlib
 import sys
 from typing import Sequence
 
-from train.common import RunConfig, exit_on_user_error, init_distributed, is_primary, parse
+from train.common import RunConfig, exit_on_user_error, run_main, parse
 from train.games import hearts as lib
 
 GAME = lib.GAME
@@ -130,15 +128,9 @@ PRESETS = {
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    init_distributed()
-    _, config = parse(PRESETS, argv, prog=PROG)
-    summary = train(config)
-    if is_primary() and summary:
-        keys = ("points_per_hand_learned_vs_pie", "points_per_hand_learned_vs_rule", "points_per_hand_pimc_vs_iie",
-                "train_games", "seconds")
-        print(json.dumps({k: summary[k] for k in keys if k in summary})
-              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
-    return summary
+    return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train,
+                    shown=("points_per_hand_learned_vs_pie", "points_per_hand_learned_vs_rule",
+                           "points_per_hand_pimc_vs_iie", "train_games", "seconds"))
 
 
 if __name__ == "__main__":

@@ -15,8 +15,6 @@ Runs on several hosts as it is (docs/training.md, "Scaling out to several hosts"
 from __future__ import annotations
 
 import dataclasses
-import json
-import pathlib
 import sys
 from typing import Annotated, Sequence
 
@@ -26,7 +24,7 @@ from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
 from jaxgames.hex.network import RESNET_BLOCKS, RESNET_CHANNELS, size_options
 from jaxgames.search.mcts import KINDS
 from train.algos.alphazero import AZConfig
-from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary,
+from train.common import (RunConfig, check_divisible, exit_on_user_error, run_main,
                           one_cpu_device_per_core, parse)
 from train.common.config import check_int32, check_memory
 from train.games import hex as lib
@@ -160,15 +158,9 @@ PRESETS = {
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    init_distributed()  # first: the config's checks count every host's devices
-    _, config = parse(PRESETS, argv, prog=PROG)
-    summary = train(config)
-    if is_primary():
-        print(json.dumps({k: summary[k] for k in ("board_size", "win_rate_vs_uct", "win_rate_vs_uct_low",
-                                                  "win_rate_vs_uct_high", "final_elo", "rounds",
-                                                  "self_play_games", "seconds")})
-              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
-    return summary
+    return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train,
+                    shown=("board_size", "win_rate_vs_uct", "win_rate_vs_uct_low", "win_rate_vs_uct_high", "final_elo",
+                           "rounds", "self_play_games", "seconds"))
 
 
 if __name__ == "__main__":

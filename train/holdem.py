@@ -16,8 +16,6 @@ report.md and summary.json (docs/holdem_training.md).
 from __future__ import annotations
 
 import dataclasses
-import json
-import pathlib
 import sys
 from typing import Annotated, Sequence
 
@@ -25,7 +23,7 @@ import tyro
 
 from jaxgames.holdem.network import SIZES, TOWERS
 from train.algos.ppo import PPOConfig
-from train.common import (RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary,
+from train.common import (RunConfig, check_divisible, exit_on_user_error, run_main,
                           one_cpu_device_per_core, parse)
 from train.common.config import check_int32, check_memory
 from train.games import holdem as lib
@@ -145,15 +143,9 @@ PRESETS = {
 
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    init_distributed()  # first: the config's checks count every host's devices
-    _, config = parse(PRESETS, argv, prog=PROG)
-    summary = train(config)
-    if is_primary():
-        print(json.dumps({k: summary[k] for k in ("mbb_vs_random", "mbb_vs_call", "mbb_vs_allin", "mbb_vs_fold",
-                                                  "mbb_vs_equity", "hands_trained", "seconds")
-                          if k in summary})
-              + f" -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
-    return summary
+    return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train,
+                    shown=("mbb_vs_random", "mbb_vs_call", "mbb_vs_allin", "mbb_vs_fold", "mbb_vs_equity",
+                           "hands_trained", "seconds"))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import pathlib
 import sys
 from typing import Sequence
 
@@ -23,7 +22,7 @@ import jax
 
 import jaxgames
 from jaxgames.ten_half import dp
-from train.common import RunConfig, check_divisible, exit_on_user_error, init_distributed, is_primary, parse
+from train.common import RunConfig, check_divisible, exit_on_user_error, run_main, parse
 from train.common.config import check_memory
 from train.games import ten_half as lib
 
@@ -111,17 +110,16 @@ PRESETS = {
 train = lib.train
 
 
+def _line(summary: dict) -> str:
+    return (f"optimal {summary['optimal_value']:+.4f} | on-policy {summary['on_policy_value']:+.4f} "
+            f"({summary['on_policy_agreement']:.1%} agree) | off-policy "
+            f"{summary['off_policy_value']:+.4f} ({summary['off_policy_agreement']:.1%} agree) | "
+            f"{summary['seconds']:.1f} s")
+
+
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
-    init_distributed()  # first: the config's checks count every host's devices
-    _, config = parse(PRESETS, argv, prog=PROG)
-    summary = train(config)
-    if is_primary():
-        print(f"optimal {summary['optimal_value']:+.4f} | on-policy {summary['on_policy_value']:+.4f} "
-              f"({summary['on_policy_agreement']:.1%} agree) | off-policy "
-              f"{summary['off_policy_value']:+.4f} ({summary['off_policy_agreement']:.1%} agree) | "
-              f"{summary['seconds']:.1f} s -> {pathlib.Path(config.runs_dir) / GAME / config.run_name}")
-    return summary
+    return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train, shown=_line)
 
 
 if __name__ == "__main__":

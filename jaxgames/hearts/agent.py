@@ -62,7 +62,7 @@ import dataclasses
 import functools
 import pathlib
 import zipfile
-from typing import Any, Iterator
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -71,7 +71,7 @@ import numpy as np
 from jaxgames.hearts import features as feat
 from jaxgames.hearts import learned
 from jaxgames.hearts.game import Hearts
-from jaxgames.player import Player
+from jaxgames.player import RunAgent
 from jaxgames.run_folder import AgentError, one_line, read_agent_params, read_config_json
 from jaxgames.terminal import jitted  # one jit per policy in a process, shared with the play CLI
 
@@ -90,7 +90,7 @@ _SELECTION_KEYS = ("qs_selected", "hearts_selected")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Agent(Player):
+class Agent(RunAgent):
     """A trained Hearts player: a :class:`jaxgames.player.Player` (``jaxgames.hearts.evaluate``,
     the arena and ``jaxgames.hearts.play`` take it as one) with the run it comes from. Unpacks
     as ``env, policy, params = agent``.
@@ -109,26 +109,17 @@ class Agent(Player):
                  (all four None for an agent not read from a run folder: a shipped one)
     """
 
-    env: Hearts
     spec: learned.ValueSpec
     perfect: bool
     num_worlds: int | None
     which: str | None = None
-    run_dir: pathlib.Path | None = None
-    checkpoint: pathlib.Path | None = None
-    step: int | None = None
 
     @property
     def predictor(self) -> str:
         return self.spec.predictor
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.env, self.policy, self.params))
-
-    def act(self, state, key: jax.Array | None = None) -> int:
-        """The agent's action in ``state`` (a state of ``env``, the agent to move), a Python int."""
-        key = jax.random.key(0) if key is None else key
-        return int(jitted(self.policy)(self.params, state, key))
+    def compiled_policy(self) -> Callable[..., Any]:
+        return jitted(self.policy)     # the play CLI's cache: one compile for both
 
     def playing(self, env: Hearts | None = None, *, num_worlds: int | None = None, perfect: bool = False,
                 name: str | None = None) -> "Agent":

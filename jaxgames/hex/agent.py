@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import pathlib
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -47,7 +47,7 @@ import numpy as np
 import jaxgames
 from jaxgames.hex import network as hex_network
 from jaxgames.hex.board import MAX_SIZE, MIN_SIZE
-from jaxgames.player import Player
+from jaxgames.player import RunAgent
 from jaxgames.search import mcts, symmetry
 from jaxgames.run_folder import AgentError, read_agent_params, read_config_json
 
@@ -57,7 +57,7 @@ _HEX_FIELDS = ("board_size", "network", "search", "simulations")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Agent(Player):
+class Agent(RunAgent):
     """A trained Hex agent: a :class:`jaxgames.player.Player` (the arena, ``jaxgames.hex.play``
     take it as one) with the run it comes from. Unpacks as ``env, policy, params = agent``.
 
@@ -75,7 +75,6 @@ class Agent(Player):
                    three None for an agent not read from a run folder: a shipped one)
     """
 
-    env: Any
     network: Any
     jitted_policy: Callable[..., Any]
     board_size: int
@@ -84,17 +83,9 @@ class Agent(Player):
     network_kind: str
     symmetric: bool
     sizes: tuple = ()
-    run_dir: pathlib.Path | None = None
-    checkpoint: pathlib.Path | None = None
-    step: int | None = None
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.env, self.policy, self.params))
-
-    def act(self, state, key: jax.Array | None = None) -> int:
-        """The agent's move in ``state`` (one position of ``env``), as a Python int."""
-        key = jax.random.key(0) if key is None else key
-        return int(self.jitted_policy(self.params, state, key))
+    def compiled_policy(self) -> Callable[..., Any]:
+        return self.jitted_policy
 
     def with_simulations(self, simulations: int) -> "Agent":
         """The same network and search with ``simulations`` per move (one compile per setting

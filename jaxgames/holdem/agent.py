@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import pathlib
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +54,7 @@ import numpy as np
 import jaxgames
 from jaxgames.holdem import network as net_lib
 from jaxgames.holdem.encode import encode
-from jaxgames.player import Player
+from jaxgames.player import RunAgent
 from jaxgames.run_folder import AgentError, read_agent_params, read_config_json
 
 GAME = "holdem"
@@ -65,7 +65,7 @@ _HOLDEM_FIELDS = ("network", "tower")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Agent(Player):
+class Agent(RunAgent):
     """A trained hold'em agent: a :class:`jaxgames.player.Player` (the arena, LBR and
     ``jaxgames.holdem.play`` take it as one) with the run it comes from. Unpacks as
     ``env, policy, params = agent``.
@@ -84,24 +84,15 @@ class Agent(Player):
                    (all four None for an agent not read from a run folder: a shipped one)
     """
 
-    env: Any
     network: Any
     jitted_policy: Callable[..., Any]
     jitted_probs: Callable[..., Any]
     network_size: str
     tower: str
     which: str | None = None
-    run_dir: pathlib.Path | None = None
-    checkpoint: pathlib.Path | None = None
-    step: int | None = None
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.env, self.policy, self.params))
-
-    def act(self, state, key: jax.Array | None = None) -> int:
-        """The agent's action in ``state`` (one hand of ``env``, the agent to move), a Python int."""
-        key = jax.random.key(0) if key is None else key
-        return int(self.jitted_policy(self.params, state, key))
+    def compiled_policy(self) -> Callable[..., Any]:
+        return self.jitted_policy
 
     def action_probs(self, state) -> np.ndarray:
         """float32 [9]: the probabilities :meth:`act` samples from (0 on illegal actions)."""

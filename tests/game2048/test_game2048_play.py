@@ -68,6 +68,7 @@ def test_hints_from_a_runs_tables(tmp_path):
     weights = np.zeros(len(net.patterns) * net.table_size, np.float32)
     run = tmp_path / "r"
     run.mkdir()
+    (run / "config.json").write_text('{"game": "game2048"}')   # a run's folder, as train.game2048 writes
     export_tables(run / "tables.npz", net, weights, "2048")
     game, out = session(run=str(run))
     game.run(["hint", "quit"])

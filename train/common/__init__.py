@@ -3,6 +3,7 @@ checkpoints, mesh, multi-host runs, plots."""
 
 from train.common.checkpoint import CheckpointError, Checkpointer
 from train.common.config import RunConfig, parse
+from train.common.entry import run_main
 from train.common.driver import (
     BulkyPart,
     Checkpointing,
@@ -28,6 +29,6 @@ __all__ = [
     "PEER_LOST_STATUS", "Pipeline", "Round", "RunConfig", "RunDir", "RunDirError", "Schedule",
     "UserError", "batch_mesh", "check_divisible", "exit_on_user_error", "init_distributed",
     "is_multiprocess", "is_primary", "league_hook", "make_chunk", "markdown_table",
-    "one_cpu_device_per_core", "parse", "replicate", "run", "run_pipeline", "shard_batch",
+    "one_cpu_device_per_core", "parse", "replicate", "run", "run_main", "run_pipeline", "shard_batch",
     "to_global", "to_host",
 ]
