@@ -37,6 +37,4 @@ def count(minimum: int, maximum: int, why: str = "") -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be in {minimum:,}..{maximum:,}{f' ({why})' if why else ''}, "
                                              f"got {text}")
         return value
-
-    parse.__name__ = "count"   # argparse names the type in its own messages
     return parse

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 
 from jaxgames.core import Policy
 
-__all__ = ["Player", "RunAgent", "one_of"]
+__all__ = ["Player", "RunAgent", "jitted", "one_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +67,7 @@ class RunAgent(Player):
 
     def compiled_policy(self) -> Callable[..., Any]:
         """``jax.jit(policy)``, one per policy in a process (a game may keep its own)."""
-        return _jit(self.policy)
+        return jitted(self.policy)
 
     def act(self, state, key: jax.Array | None = None) -> int:
         """The agent's move in ``state`` (a state of ``env``, the agent to move), a Python int."""
@@ -76,7 +76,9 @@ class RunAgent(Player):
 
 
 @functools.lru_cache(maxsize=None)
-def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+def jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.jit(fn)``, one per function in a process: an agent's policy and a play session's
+    step compile once for every game the process plays (each compile is seconds of a wait)."""
     return jax.jit(fn)
 
 

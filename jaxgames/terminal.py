@@ -24,7 +24,6 @@ game as quitting does, with the game's report.
 
 from __future__ import annotations
 
-import functools
 import os
 import secrets
 import signal
@@ -36,6 +35,8 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxgames.player import jitted  # one jit per function in a process (re-exported)
 
 __all__ = ["HELP_WORDS", "INTERRUPTED", "OpponentUnavailable", "PlaySession", "QUIT_WORDS",
            "check_agent_flags", "exit_process", "exit_status", "format_seconds", "interrupted_before", "jitted",
@@ -58,13 +59,6 @@ def stdin_lines() -> Iterator[str]:
         if not line:
             return
         yield line
-
-
-@functools.lru_cache(maxsize=None)
-def jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``jax.jit(fn)``, one per function in a process: a session's policy and step compile
-    once for every game the process plays (each compile is seconds of the person's wait)."""
-    return jax.jit(fn)
 
 
 def format_seconds(seconds: float) -> str:

@@ -62,7 +62,7 @@ import dataclasses
 import functools
 import pathlib
 import zipfile
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -73,7 +73,6 @@ from jaxgames.hearts import learned
 from jaxgames.hearts.game import Hearts
 from jaxgames.player import RunAgent
 from jaxgames.run_folder import AgentError, one_line, read_agent_params, read_config_json
-from jaxgames.terminal import jitted  # one jit per policy in a process, shared with the play CLI
 
 GAME = "hearts"
 #: what ``which`` may name: the newest checkpoint (a Hearts run keeps no best/)
@@ -117,9 +116,6 @@ class Agent(RunAgent):
     @property
     def predictor(self) -> str:
         return self.spec.predictor
-
-    def compiled_policy(self) -> Callable[..., Any]:
-        return jitted(self.policy)     # the play CLI's cache: one compile for both
 
     def playing(self, env: Hearts | None = None, *, num_worlds: int | None = None, perfect: bool = False,
                 name: str | None = None) -> "Agent":
@@ -337,8 +333,7 @@ def value_spec(run: str | pathlib.Path, settings: dict) -> learned.ValueSpec:
 
 def _feature_specs(settings: dict) -> tuple[feat.FeatureSpec, feat.FeatureSpec]:
     """The Q♠ and the hearts combinations :func:`config_settings`' ``settings`` describe."""
-    qs, hearts = ((feat.NUM_ATOMS_QS, feat.NUM_ATOMS_HEARTS) if settings.get("rank_atoms", False)
-                  else (feat.NUM_ATOMS_QS_UNRANKED, feat.NUM_ATOMS_HEARTS_UNRANKED))
+    qs, hearts = feat.atom_counts(settings.get("rank_atoms", False))
     return (feat.FeatureSpec(qs, settings["feature_sizes"], settings["max_active"]),
             feat.FeatureSpec(hearts, settings["hearts_feature_sizes"], settings["max_active"]))
 

@@ -134,6 +134,7 @@ __all__ = [
     "UNRANKED_KEYS_HEARTS",
     "UNRANKED_KEYS_QS",
     "active_indices",
+    "atom_counts",
     "atom_names",
     "atoms_hearts",
     "atoms_qs",
@@ -223,6 +224,11 @@ NUM_ATOMS_QS_UNRANKED = len(UNRANKED_KEYS_QS)
 NUM_ATOMS_HEARTS_UNRANKED = len(UNRANKED_KEYS_HEARTS)
 assert (NUM_ATOMS_QS, NUM_ATOMS_HEARTS, NUM_ATOMS_QS_UNRANKED, NUM_ATOMS_HEARTS_UNRANKED) == (72, 100, 60, 88)
 assert len(set(ATOM_KEYS_QS + ATOM_KEYS_HEARTS)) == 72 + 42 and len(set(ATOM_NAMES_QS + ATOM_NAMES_HEARTS)) == 114
+
+
+def atom_counts(ranks: bool) -> tuple[int, int]:
+    """(Q♠ atoms, hearts atoms): (72, 100) with the ranked atoms, (60, 88) without."""
+    return (NUM_ATOMS_QS, NUM_ATOMS_HEARTS) if ranks else (NUM_ATOMS_QS_UNRANKED, NUM_ATOMS_HEARTS_UNRANKED)
 
 
 def atom_names(predictor: str, n_atoms: int) -> tuple[str, ...]:

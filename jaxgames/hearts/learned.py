@@ -92,8 +92,7 @@ class ValueSpec:
         if self.predictor not in PREDICTORS:
             raise ValueError(f"predictor must be one of {', '.join(PREDICTORS)}, got {self.predictor!r}")
         atoms = (self.qs.n_atoms, self.hearts.n_atoms)
-        if atoms not in ((feat.NUM_ATOMS_QS, feat.NUM_ATOMS_HEARTS),
-                         (feat.NUM_ATOMS_QS_UNRANKED, feat.NUM_ATOMS_HEARTS_UNRANKED)):
+        if atoms not in (feat.atom_counts(True), feat.atom_counts(False)):
             raise ValueError(f"the Q♠ and hearts specs need {feat.NUM_ATOMS_QS} and {feat.NUM_ATOMS_HEARTS} atoms "
                              f"(or {feat.NUM_ATOMS_QS_UNRANKED} and {feat.NUM_ATOMS_HEARTS_UNRANKED} without the "
                              f"ranked ones), got {atoms[0]} and {atoms[1]}")

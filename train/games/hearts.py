@@ -75,8 +75,7 @@ def env_of(moon: bool = False) -> Hearts:
 
 def base_spec(config, predictor: str | None = None) -> learned.ValueSpec:
     """The Q♠ or hearts predictor of ``config`` (not ``combined``: that needs the stages' weights)."""
-    qs, hearts = ((feat.NUM_ATOMS_QS, feat.NUM_ATOMS_HEARTS) if config.rank_atoms
-                  else (feat.NUM_ATOMS_QS_UNRANKED, feat.NUM_ATOMS_HEARTS_UNRANKED))
+    qs, hearts = feat.atom_counts(config.rank_atoms)
     return learned.ValueSpec(predictor or config.predictor,
                              feat.FeatureSpec(qs, tuple(config.feature_sizes), config.max_active),
                              feat.FeatureSpec(hearts, tuple(config.hearts_feature_sizes), config.max_active))
