@@ -10,8 +10,10 @@ docs/learners.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from typing import Any, Callable
+import operator
+from typing import Any, Callable, NamedTuple
 
 import chex
 import jax
@@ -28,9 +30,9 @@ from train.algos import replay as replay_lib
 from train.algos.learner import Learner
 from train.common.mesh import BATCH, batch_mesh, shard_batch
 
-__all__ = ["ANCHOR_GENERATION", "AZCarry", "AZConfig", "AlphaZero", "Position", "loss", "make",
-           "paired_apply", "reverse_cells", "uct_anchor", "uct_labeller", "update",
-           "win_rate_distribution"]
+__all__ = ["ANCHOR_GENERATION", "AZCarry", "AZConfig", "AlphaZero", "Games", "Matchup", "Moves",
+           "Parts", "Played", "Position", "loss", "make", "paired_apply", "reverse_cells", "uct_anchor",
+           "uct_labeller", "update", "win_rate_distribution"]
 
 # search(params, states [B], keys [B]) -> out with .action [B], .action_weights [B, A]
 Search = Callable[[Any, Any, jax.Array], Any]
@@ -148,6 +150,42 @@ class Parts:
     phase1_updates: int
 
 
+class Matchup(NamedTuple):
+    """What every game of a self-play update shares (replicated over the devices)."""
+
+    newest: Any            # the newest model's parameters (the carry's average)
+    opponent: Any          # the opponent's parameters, the same tree (a pool model, else the newest)
+    vs_anchor: jax.Array   # bool []  the anchor plays the opponent's moves
+    itself: jax.Array      # bool []  the pool is empty: the newest plays itself, both sides' targets kept
+
+
+class Games(NamedTuple):
+    """An update's games as :func:`on_devices` splits them (leaves ``[G, ...]``, or one device's share)."""
+
+    states: Any            # the games' start states
+    seats: jax.Array       # int32 [G]  the newest model's seat in each (:func:`newest_seats`)
+    ids: jax.Array         # int32 [G]  each game's number in the whole batch (its keys)
+
+
+class Moves(NamedTuple):
+    """One move of every game (``g`` of them), what ``moves(states, keys)`` returns."""
+
+    actions: jax.Array     # int32 [g]
+    policy: jax.Array      # float32 [g, A]  the rows' policy targets (all 0: none)
+    value: jax.Array       # float32 [g]  the rows' value targets; NaN: the game's result
+    misrouted: jax.Array   # int32 []  movers searched with the other model, or not searched
+
+
+class Played(NamedTuple):
+    """The games of :func:`play_batch` (``g`` games, ``T = max_moves``)."""
+
+    rows: Position         # leaves [T, g, ...]  the position before each move, targets filled in
+    valid: jax.Array       # bool [T, g]  the move was played (its game had not ended)
+    returns: jax.Array     # float32 [g, 2]  each seat's return
+    ended: jax.Array       # bool [g]  the game ended within max_moves
+    misrouted: jax.Array   # int32 [1]  summed over the moves (one entry per device once split)
+
+
 @dataclasses.dataclass(frozen=True)
 class AlphaZero(Learner):
     """A :class:`Learner` with its bound pieces and the loss exposed."""
@@ -227,10 +265,10 @@ def paired_apply(apply_fn):
 
 
 def on_devices(play):
-    """``play(shared, games, key) -> (rows [T, G], valid [T, G], returns [G, 2], ended [G],
-    misrouted [1])`` (``games``: leaves ``[G, ...]``) with the games split over the mesh's
-    devices, each playing its share on its own (``shard_map``): a search's many small
-    operations then run on every core at once. XLA's automatic partitioning of the batched
+    """``play(shared, games, key) -> Played`` (``games``: :class:`Games`, leaves ``[G, ...]``;
+    ``shared``: a :class:`Matchup` or None) with the games split over the mesh's devices, each
+    playing its share on its own (``shard_map``): a search's many small operations then run on
+    every core at once. XLA's automatic partitioning of the batched
     search ran them one device at a time (one full-preset Hex update: 33 s on 2 CPU devices
     that way, 21.5 s on one device, 15 s split here). One device: ``play`` itself."""
     mesh = batch_mesh()
@@ -238,7 +276,8 @@ def on_devices(play):
         return play
     games = P(BATCH)
     return jax.shard_map(play, mesh=mesh, in_specs=(P(), games, P()),
-                         out_specs=(P(None, BATCH), P(None, BATCH), games, games, games),
+                         out_specs=Played(rows=P(None, BATCH), valid=P(None, BATCH), returns=games,
+                                          ended=games, misrouted=games),
                          check_vma=False)
 
 
@@ -272,16 +311,14 @@ def newest_seats(parts: Parts) -> jax.Array:
 
 def play_batch(parts: Parts, moves, states0, ids: jax.Array, key: jax.Array):
     """Scan ``max_moves`` moves of the games ``states0`` [g] (all, or one device's share;
-    ``ids`` [g] their numbers in the whole batch) with ``moves(states, keys [g]) -> (actions
-    [g], policy [g, A], value [g], misrouted int32 [])`` (``value`` NaN: the game's result).
+    ``ids`` [g] their numbers in the whole batch) with ``moves(states, keys [g]) -> Moves``.
     Each game draws from its own keys (the move's key folded with its number), so it plays the
-    same on any number of devices. Returns ``(rows [T, g], valid [T, g], returns [g, 2], ended
-    [g], misrouted [1])``, the rows' value targets filled in."""
+    same on any number of devices. Returns :class:`Played`, the rows' value targets filled in."""
     g, A = states0.step_count.shape[0], parts.env.num_actions
 
     def no_moves(states, keys):
-        return (jnp.zeros(g, jnp.int32), jnp.zeros((g, A), jnp.float32),
-                jnp.full(g, jnp.nan, jnp.float32), jnp.int32(0))
+        return Moves(actions=jnp.zeros(g, jnp.int32), policy=jnp.zeros((g, A), jnp.float32),
+                     value=jnp.full(g, jnp.nan, jnp.float32), misrouted=jnp.int32(0))
 
     def body(carry, key):
         states, returns = carry
@@ -289,27 +326,29 @@ def play_batch(parts: Parts, moves, states0, ids: jax.Array, key: jax.Array):
                           for k in rng.split(key, 2))
         done = states.terminated | states.truncated
         # once every game is over (most end well before max_moves) the search is skipped
-        actions, policy, value, misrouted = jax.lax.cond(done.all(), no_moves, moves, states, k_move)
-        row = Position(obs=states.observation, policy=policy, legal=states.legal_action_mask, value=value)
-        nxt = jax.vmap(parts.env.step)(states, actions, k_step)
-        return (nxt, returns + nxt.rewards), (row, states.current_player, ~done, misrouted)
+        move = jax.lax.cond(done.all(), no_moves, moves, states, k_move)
+        row = Position(obs=states.observation, policy=move.policy, legal=states.legal_action_mask,
+                       value=move.value)
+        nxt = jax.vmap(parts.env.step)(states, move.actions, k_step)
+        return (nxt, returns + nxt.rewards), (row, states.current_player, ~done, move.misrouted)
 
     (final, returns), (rows, movers, valid, misrouted) = jax.lax.scan(
         body, (states0, jnp.zeros((g, 2), jnp.float32)), rng.split(key, parts.max_moves))
     result = jnp.take_along_axis(returns[None], movers[..., None], axis=-1)[..., 0]  # [T, g]
     value = jnp.where(jnp.isnan(rows.value), result, rows.value)
     rows = rows.replace(value=jnp.clip(value, -1.0, 1.0))
-    return rows, valid, returns, final.terminated | final.truncated, misrouted.sum()[None]
+    return Played(rows=rows, valid=valid, returns=returns, ended=final.terminated | final.truncated,
+                  misrouted=misrouted.sum()[None])
 
 
-def phase1_moves(parts: Parts, states, keys):
+def phase1_moves(parts: Parts, states, keys) -> Moves:
     """Uniformly random moves, every position labelled by the labeller (the source's sec. 1.2)."""
     k_act, k_label = key_lib.split(keys)
     actions = jax.vmap(random_legal_action)(states, k_act)
     policy, value = parts.labeller(states, k_label)
     if parts.cfg.phase1_value == "result":
         value = jnp.full(actions.shape, jnp.nan, jnp.float32)
-    return actions, policy, value.astype(jnp.float32), jnp.int32(0)
+    return Moves(actions=actions, policy=policy, value=value.astype(jnp.float32), misrouted=jnp.int32(0))
 
 
 def searched_moves(parts: Parts, both, states, keys, wants_new, wants_old):
@@ -344,16 +383,15 @@ def searched_moves(parts: Parts, both, states, keys, wants_new, wants_old):
     return jax.lax.cond(fits, searched, lambda _: searched(whole), half)
 
 
-def self_play_moves(parts: Parts, shared, seats, states, keys):
+def self_play_moves(parts: Parts, shared: Matchup, seats, states, keys) -> Moves:
     """One move of every self-play game: the newest model's and the pool opponent's movers by
     the paired search, the anchor's by the anchor; targets as the module doc says."""
-    newest, opponent, vs_anchor, itself = shared
     g = states.step_count.shape[0]
     k_search, k_anchor = key_lib.split(keys)
     done = states.terminated | states.truncated
     wants_new = (states.current_player == seats) & ~done
     wants_old = (states.current_player != seats) & ~done
-    both = jax.tree_util.tree_map(lambda p, q: jnp.stack([p, q]), newest, opponent)
+    both = jax.tree_util.tree_map(lambda p, q: jnp.stack([p, q]), shared.newest, shared.opponent)
     actions, policy, misrouted = searched_moves(parts, both, states, k_search, wants_new, wants_old)
     best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1).astype(jnp.int32)
     actions = jnp.where(states.step_count < parts.cfg.sample_moves, actions, best)
@@ -365,16 +403,16 @@ def self_play_moves(parts: Parts, shared, seats, states, keys):
             idx = jnp.argsort(jnp.where(wants_old, 0, 1), stable=True)[:g // 2]
             moves = jnp.zeros(g, jnp.int32).at[idx].set(parts.anchor(_take(states, idx), k_anchor[idx]))
             return jnp.where(wants_old, moves, actions)
-        actions = jax.lax.cond(vs_anchor, anchored, lambda a: a, actions)
+        actions = jax.lax.cond(shared.vs_anchor, anchored, lambda a: a, actions)
     # the newest model's targets only (both sides' while the pool is empty and it plays itself)
-    policy = jnp.where((wants_new | itself)[:, None], policy, 0.0)
-    return actions, policy, jnp.full(g, jnp.nan, jnp.float32), misrouted
+    policy = jnp.where((wants_new | shared.itself)[:, None], policy, 0.0)
+    return Moves(actions=actions, policy=policy, value=jnp.full(g, jnp.nan, jnp.float32), misrouted=misrouted)
 
 
-def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor):
-    """``(opponent params, vs_anchor bool [], itself bool [], generation int32 [])``: a pool
-    model drawn uniformly (the source), or the anchor with probability ``anchor_fraction``;
-    the newest model itself while the pool is empty (a phase-1-free run's first update)."""
+def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor) -> tuple[Matchup, jax.Array]:
+    """``(matchup, opponent generation int32 [])``: a pool model drawn uniformly (the source),
+    or the anchor with probability ``anchor_fraction``; the newest model itself while the pool
+    is empty (a phase-1-free run's first update)."""
     slot = league_lib.sample(carry.league, k_opponent)
     has = carry.league.size > 0
     vs_anchor = jnp.bool_(False)
@@ -384,7 +422,8 @@ def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor):
                                       league_lib.get(carry.league, slot), carry.average)
     generation = jnp.where(vs_anchor, ANCHOR_GENERATION,
                            jnp.where(has, carry.league.ids[slot], NO_OPPONENT))
-    return opponent, vs_anchor, ~has & ~vs_anchor, generation
+    matchup = Matchup(newest=carry.average, opponent=opponent, vs_anchor=vs_anchor, itself=~has & ~vs_anchor)
+    return matchup, generation
 
 
 def games_data(parts: Parts, carry: AZCarry, k_opponent, k_anchor, k_start, k_play, *, phase1: bool):
@@ -394,22 +433,21 @@ def games_data(parts: Parts, carry: AZCarry, k_opponent, k_anchor, k_start, k_pl
     seats, ids = newest_seats(parts), jnp.arange(G, dtype=jnp.int32)
     if phase1:
         shared, generation = None, jnp.int32(NO_OPPONENT)
-        moves = lambda shared, seats: lambda s, k: phase1_moves(parts, s, k)  # noqa: E731
     else:
-        opponent, vs_anchor, itself, generation = pick_opponent(parts, carry, k_opponent, k_anchor)
-        shared = (carry.average, opponent, vs_anchor, itself)
-        moves = lambda shared, seats: lambda s, k: self_play_moves(parts, shared, seats, s, k)  # noqa: E731
+        shared, generation = pick_opponent(parts, carry, k_opponent, k_anchor)
 
-    def play(shared, games, key):
-        states, seats, ids = games
-        return play_batch(parts, moves(shared, seats), states, ids, key)
+    def play(shared: Matchup | None, games: Games, key) -> Played:   # one device's share
+        moves = (functools.partial(phase1_moves, parts) if phase1
+                 else functools.partial(self_play_moves, parts, shared, games.seats))
+        return play_batch(parts, moves, games.states, games.ids, key)
 
-    rows, valid, returns, ended, misrouted = on_devices(play)(shared, (states0, seats, ids), k_play)
-    rows = jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), rows)
-    newest_return = jnp.take_along_axis(returns, seats[:, None], axis=1)[:, 0]
+    played = on_devices(play)(shared, Games(states=states0, seats=seats, ids=ids), k_play)
+    rows = jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), played.rows)
+    newest_return = jnp.take_along_axis(played.returns, seats[:, None], axis=1)[:, 0]
     stats = {"newest_score": jnp.float32(0) if phase1 else newest_return.mean(),
-             "misrouted": misrouted.sum(), "ended": ended.mean(), "opponent_generation": generation}
-    return rows, valid.reshape(-1), stats
+             "misrouted": played.misrouted.sum(), "ended": played.ended.mean(),
+             "opponent_generation": generation}
+    return rows, played.valid.reshape(-1), stats
 
 
 def augment(parts: Parts, batch: Position, key) -> Position:
@@ -514,8 +552,7 @@ def make(cfg: AZConfig, env: Env, net, make_search: Callable[[Callable], Search]
                   anchor=anchor if cfg.anchor_fraction > 0 else None, symmetry=symmetry,
                   optimizer=optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps),
                   max_moves=max_moves, phase1_updates=phase1_updates)
-    bind = lambda f: lambda *args: f(parts, *args)  # noqa: E731
     return AlphaZero(
-        init=lambda key: init(parts, init_fn, key, pool_capacity=pool_capacity, num_fixed=num_fixed),
-        update=bind(update), policy=bind(policy), params=lambda c: c.average, parts=parts,
-        loss=lambda p, b: loss(cfg, apply_fn, p, b))
+        init=functools.partial(init, parts, init_fn, pool_capacity=pool_capacity, num_fixed=num_fixed),
+        update=functools.partial(update, parts), policy=functools.partial(policy, parts),
+        params=operator.attrgetter("average"), parts=parts, loss=functools.partial(loss, cfg, apply_fn))

@@ -10,16 +10,20 @@ docs/learners.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 from typing import Any, Callable, Sequence
 
 import chex
 import jax
 import jax.numpy as jnp
 
+from train.algos.learner import Learner
+
 Array = jax.Array
 
-__all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "backward_pass", "backward_update", "init_weights",
-           "make", "play_and_record", "raw_value", "sequential_update", "value"]
+__all__ = ["BackwardPass", "LinearTDCarry", "LinearTDConfig", "Parts", "backward_pass", "backward_update",
+           "init", "init_weights", "make", "play_and_record", "raw_value", "sequential_update", "update", "value"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,12 +263,65 @@ def play_and_record(env, weights, key, *, policy, opponent_policy, features, rec
                     ended=state.terminated | state.truncated, actions=actions)
 
 
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """What :func:`make` binds: the static pieces of an update (``make``'s arguments, checked)."""
+
+    cfg: LinearTDConfig
+    env: Any
+    num_features: int
+    num_slots: int
+    max_records: int
+    features: Callable[[Any, Any], tuple[Array, Array]]
+    record: Callable[[Any], Array]
+    outcome: Callable[[Any, Any], Array]
+    policy: Callable[[Array, Any, Array], Array]
+    games_per_update: int
+    max_steps: int
+    learning_seats: tuple[int, ...]
+    opponent_policy: Callable[[Array, Any, Array], Array] | None   # None: every seat learns
+    offset: Callable[[Any, Any], Array] | None
+
+
+def init(parts: Parts, key: jax.Array) -> LinearTDCarry:
+    return LinearTDCarry(weights=init_weights(key, parts.num_features), games=jnp.int32(0),
+                         updates=jnp.int32(0))
+
+
+def _play(parts: Parts, weights: Array, key: jax.Array) -> Recorded:
+    return play_and_record(parts.env, weights, key, policy=parts.policy,
+                           opponent_policy=parts.opponent_policy, features=parts.features,
+                           record=parts.record, outcome=parts.outcome,
+                           learning_seats=parts.learning_seats, max_records=parts.max_records,
+                           max_steps=parts.max_steps, num_slots=parts.num_slots, offset=parts.offset)
+
+
+def update(parts: Parts, carry: LinearTDCarry, key: jax.Array) -> tuple[LinearTDCarry, dict]:
+    """One update: ``games_per_update`` games played, their sequences learned in turn (:func:`make`)."""
+    games_per_update = parts.games_per_update
+    rec = jax.vmap(lambda k: _play(parts, carry.weights, k))(jax.random.split(key, games_per_update))
+    seq = lambda x: x.reshape(-1, *x.shape[2:])                       # noqa: E731  [B * P, ...]
+    weights, bp = sequential_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
+                                    seq(rec.outcome), cfg=parts.cfg, offset=seq(rec.offset))
+    present = seq(rec.present)
+    metrics = {
+        "outcome": rec.outcome.mean(),
+        "abs_td_error": jnp.abs(bp.errors).sum() / jnp.maximum(present.sum(), 1),
+        "records": present.sum(-1).astype(jnp.float32).mean(),
+        "overflow": rec.overflow.astype(jnp.float32).mean(),
+        "ended": rec.ended.astype(jnp.float32).mean(),
+        "games": carry.games + games_per_update,
+    }
+    return LinearTDCarry(weights=weights, games=carry.games + games_per_update,
+                         updates=carry.updates + 1), metrics
+
+
 def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_records: int,
          features: Callable[[Any, Any], tuple[Array, Array]], record: Callable[[Any], Array],
          outcome: Callable[[Any, Any], Array], policy: Callable[[Array, Any, Array], Array],
          games_per_update: int, max_steps: int, learning_seats: Sequence[int] | None = None,
          opponent_policy: Callable[[Array, Any, Array], Array] | None = None,
-         offset: Callable[[Any, Any], Array] | None = None):
+         offset: Callable[[Any, Any], Array] | None = None) -> Learner:
     """A :class:`train.algos.learner.Learner` of TD(λ) on a linear value over sparse features,
     knowing nothing of the game.
 
@@ -283,8 +340,6 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     (mean |G_t - V_t| over recorded states), ``records`` (mean per sequence), ``overflow``
     (share of games), ``ended`` (share of games finished within ``max_steps``), ``games``.
     """
-    from train.algos.learner import Learner
-
     for name, v in (("num_features", num_features), ("num_slots", num_slots), ("max_records", max_records),
                     ("games_per_update", games_per_update), ("max_steps", max_steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -297,29 +352,9 @@ def make(cfg: LinearTDConfig, env, *, num_features: int, num_slots: int, max_rec
     if len(seats) == env.num_players:
         opponent_policy = None
 
-    def init(key):
-        return LinearTDCarry(weights=init_weights(key, num_features), games=jnp.int32(0), updates=jnp.int32(0))
-
-    def play(weights, key):
-        return play_and_record(env, weights, key, policy=policy, opponent_policy=opponent_policy,
-                               features=features, record=record, outcome=outcome, learning_seats=seats,
-                               max_records=max_records, max_steps=max_steps, num_slots=num_slots, offset=offset)
-
-    def update(carry, key):
-        rec = jax.vmap(lambda k: play(carry.weights, k))(jax.random.split(key, games_per_update))
-        seq = lambda x: x.reshape(-1, *x.shape[2:])                       # [B * P, ...]
-        weights, bp = sequential_update(carry.weights, seq(rec.indices), seq(rec.valid), seq(rec.present),
-                                        seq(rec.outcome), cfg=cfg, offset=seq(rec.offset))
-        present = seq(rec.present)
-        metrics = {
-            "outcome": rec.outcome.mean(),
-            "abs_td_error": jnp.abs(bp.errors).sum() / jnp.maximum(present.sum(), 1),
-            "records": present.sum(-1).astype(jnp.float32).mean(),
-            "overflow": rec.overflow.astype(jnp.float32).mean(),
-            "ended": rec.ended.astype(jnp.float32).mean(),
-            "games": carry.games + games_per_update,
-        }
-        return LinearTDCarry(weights=weights, games=carry.games + games_per_update,
-                             updates=carry.updates + 1), metrics
-
-    return Learner(init=init, update=update, policy=policy, params=lambda carry: carry.weights)
+    parts = Parts(cfg=cfg, env=env, num_features=num_features, num_slots=num_slots, max_records=max_records,
+                  features=features, record=record, outcome=outcome, policy=policy,
+                  games_per_update=games_per_update, max_steps=max_steps, learning_seats=seats,
+                  opponent_policy=opponent_policy, offset=offset)
+    return Learner(init=functools.partial(init, parts), update=functools.partial(update, parts),
+                   policy=policy, params=operator.attrgetter("weights"))

@@ -19,6 +19,7 @@ episode's own update applied, as the source's loop does.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import chex
@@ -68,7 +69,18 @@ def greedy(q: jax.Array) -> jax.Array:
     return jnp.argmax(q, axis=-1).astype(jnp.int32)
 
 
-def init(cfg: MCConfig) -> MCCarry:
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """What :func:`make` binds: the static pieces of an update."""
+
+    cfg: MCConfig
+    env: Env
+    state_index: Callable[[State], jax.Array]   # int32 [] in [0, num_states)
+
+
+def init(cfg: MCConfig, key: jax.Array | None = None) -> MCCarry:
+    """The empty statistics (``key`` unused: the learner's ``init(key)``)."""
+    del key
     shape = (cfg.num_states, cfg.num_actions)
     return MCCarry(total=jnp.zeros(shape, jnp.float32), weight=jnp.zeros(shape, jnp.float32),
                    episodes=jnp.int32(0))
@@ -122,66 +134,71 @@ def first_visit(state: jax.Array, action: jax.Array, alive: jax.Array) -> jax.Ar
     return alive & ~seen_before
 
 
+def on_policy_update(parts: Parts, carry: MCCarry, key: jax.Array):
+    """``(carry, metrics)`` after one batch of first-visit ε-greedy MC control."""
+    cfg = parts.cfg
+    q = q_values(carry)
+    keys = shard_batch(rng.split(key, cfg.episodes_per_update))
+    episodes, ended = jax.vmap(
+        lambda k: rollout(parts.env, parts.state_index, q, cfg.epsilon, k, cfg.max_episode_steps))(keys)
+    g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
+    first = jax.vmap(first_visit)(episodes.state, episodes.action, episodes.alive)
+    s, a = episodes.state.ravel(), episodes.action.ravel()
+    w = first.ravel().astype(jnp.float32)
+    carry = carry.replace(
+        total=carry.total.at[s, a].add(w * g.ravel()),
+        weight=carry.weight.at[s, a].add(w),
+        episodes=carry.episodes + cfg.episodes_per_update,
+    )
+    return carry, _metrics(carry, episodes, ended)
+
+
+def _importance_weights(behaviour_prob: float, q, total, weight, episode: Episode, g):
+    """Backward pass of one episode: the W that each step adds (0 after the stop)."""
+    def back(carry, x):
+        w, going = carry
+        s, a, alive, g_t = x
+        use = going & alive
+        # Q(s, ·) after this step's own update, as the source tests argmax after updating.
+        q_sa = (total[s, a] + w * g_t) / (weight[s, a] + w)
+        q_s = q[s].at[a].set(jnp.where(use, q_sa, q[s, a]))
+        contributed = jnp.where(use, w, 0.0)
+        keep_going = going & (~alive | (a == greedy(q_s)))
+        w = jnp.where(use, w / behaviour_prob, w)
+        return (w, keep_going), contributed
+
+    xs = (episode.state, episode.action, episode.alive, g)
+    _, contributed = jax.lax.scan(back, (jnp.float32(1), jnp.bool_(True)), xs, reverse=True)
+    return contributed
+
+
+def off_policy_update(parts: Parts, carry: MCCarry, key: jax.Array):
+    """``(carry, metrics)`` after one batch of weighted-importance-sampling MC control."""
+    cfg = parts.cfg
+    weights = functools.partial(_importance_weights, 1.0 / cfg.num_actions)   # b(a|s), uniform behaviour
+    q = q_values(carry)
+    keys = shard_batch(rng.split(key, cfg.episodes_per_update))
+    episodes, ended = jax.vmap(
+        lambda k: rollout(parts.env, parts.state_index, q, 1.0, k, cfg.max_episode_steps))(keys)
+    g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
+    w = jax.vmap(weights, in_axes=(None, None, None, 0, 0))(q, carry.total, carry.weight, episodes, g)
+    s, a = episodes.state.ravel(), episodes.action.ravel()
+    carry = carry.replace(
+        total=carry.total.at[s, a].add(w.ravel() * g.ravel()),
+        weight=carry.weight.at[s, a].add(w.ravel()),
+        episodes=carry.episodes + cfg.episodes_per_update,
+    )
+    return carry, _metrics(carry, episodes, ended)
+
+
 def make_on_policy_update(cfg: MCConfig, env: Env, state_index: Callable[[State], jax.Array]):
-    """``update(carry, key) -> (carry, metrics)`` for first-visit ε-greedy MC control."""
-
-    def update(carry: MCCarry, key: jax.Array):
-        q = q_values(carry)
-        keys = shard_batch(rng.split(key, cfg.episodes_per_update))
-        episodes, ended = jax.vmap(
-            lambda k: rollout(env, state_index, q, cfg.epsilon, k, cfg.max_episode_steps))(keys)
-        g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
-        first = jax.vmap(first_visit)(episodes.state, episodes.action, episodes.alive)
-        s, a = episodes.state.ravel(), episodes.action.ravel()
-        w = first.ravel().astype(jnp.float32)
-        carry = carry.replace(
-            total=carry.total.at[s, a].add(w * g.ravel()),
-            weight=carry.weight.at[s, a].add(w),
-            episodes=carry.episodes + cfg.episodes_per_update,
-        )
-        return carry, _metrics(carry, episodes, ended)
-
-    return update
+    """``update(carry, key) -> (carry, metrics)``: :func:`on_policy_update` bound."""
+    return functools.partial(on_policy_update, Parts(cfg=cfg, env=env, state_index=state_index))
 
 
 def make_off_policy_update(cfg: MCConfig, env: Env, state_index: Callable[[State], jax.Array]):
-    """``update(carry, key) -> (carry, metrics)`` for weighted-importance-sampling MC control."""
-    behaviour_prob = 1.0 / cfg.num_actions
-
-    def weights(q, total, weight, episode: Episode, g):
-        """Backward pass of one episode: the W that each step adds (0 after the stop)."""
-        def back(carry, x):
-            w, going = carry
-            s, a, alive, g_t = x
-            use = going & alive
-            # Q(s, ·) after this step's own update, as the source tests argmax after updating.
-            q_sa = (total[s, a] + w * g_t) / (weight[s, a] + w)
-            q_s = q[s].at[a].set(jnp.where(use, q_sa, q[s, a]))
-            contributed = jnp.where(use, w, 0.0)
-            keep_going = going & (~alive | (a == greedy(q_s)))
-            w = jnp.where(use, w / behaviour_prob, w)
-            return (w, keep_going), contributed
-
-        xs = (episode.state, episode.action, episode.alive, g)
-        _, contributed = jax.lax.scan(back, (jnp.float32(1), jnp.bool_(True)), xs, reverse=True)
-        return contributed
-
-    def update(carry: MCCarry, key: jax.Array):
-        q = q_values(carry)
-        keys = shard_batch(rng.split(key, cfg.episodes_per_update))
-        episodes, ended = jax.vmap(
-            lambda k: rollout(env, state_index, q, 1.0, k, cfg.max_episode_steps))(keys)
-        g = jax.vmap(returns_to_go, in_axes=(0, 0, None))(episodes.reward, episodes.alive, cfg.discount)
-        w = jax.vmap(weights, in_axes=(None, None, None, 0, 0))(q, carry.total, carry.weight, episodes, g)
-        s, a = episodes.state.ravel(), episodes.action.ravel()
-        carry = carry.replace(
-            total=carry.total.at[s, a].add(w.ravel() * g.ravel()),
-            weight=carry.weight.at[s, a].add(w.ravel()),
-            episodes=carry.episodes + cfg.episodes_per_update,
-        )
-        return carry, _metrics(carry, episodes, ended)
-
-    return update
+    """``update(carry, key) -> (carry, metrics)``: :func:`off_policy_update` bound."""
+    return functools.partial(off_policy_update, Parts(cfg=cfg, env=env, state_index=state_index))
 
 
 def _metrics(carry: MCCarry, episodes: Episode, ended: jax.Array) -> dict:
@@ -195,6 +212,12 @@ def _metrics(carry: MCCarry, episodes: Episode, ended: jax.Array) -> dict:
 
 
 METHODS = ("on_policy", "off_policy")
+UPDATES = {"on_policy": on_policy_update, "off_policy": off_policy_update}
+
+
+def policy(parts: Parts, q: jax.Array, state: State, key: jax.Array) -> jax.Array:
+    """Greedy on ``q`` [num_states, num_actions]; ``key`` unused."""
+    return greedy(q[parts.state_index(state)])
 
 
 def make(cfg: MCConfig, env: Env, state_index: Callable[[State], jax.Array], *,
@@ -203,10 +226,6 @@ def make(cfg: MCConfig, env: Env, state_index: Callable[[State], jax.Array], *,
     importance sampling); its policy is greedy on the learned Q table (``params`` = Q)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    make_update = make_on_policy_update if method == "on_policy" else make_off_policy_update
-
-    def policy(q, state, key):
-        return greedy(q[state_index(state)])
-
-    return Learner(init=lambda key: init(cfg), update=make_update(cfg, env, state_index),
-                   policy=policy, params=q_values)
+    parts = Parts(cfg=cfg, env=env, state_index=state_index)
+    return Learner(init=functools.partial(init, cfg), update=functools.partial(UPDATES[method], parts),
+                   policy=functools.partial(policy, parts), params=q_values)

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
+import operator
 import sys
 from typing import Any
 
@@ -193,90 +195,110 @@ def greedy_move(net, table, board, model):
     return a, after[a], reward[a], idx[a], v[a], legal.any()
 
 
+@dataclasses.dataclass(frozen=True)
+class Parts:
+    """What :func:`make` binds: the static pieces of an update."""
+
+    cfg: TDConfig
+    model: Any   # the env's board model (``env.board_model()``): moves boards, not States
+
+
+def policy(parts: Parts, weights, state, key):
+    """Greedy 1-ply on reward + V(afterstate); ``weights`` the flat n-tuple weights, ``key`` unused."""
+    after, reward, legal = parts.model.expand(state.board)
+    q = jnp.where(legal, reward.astype(jnp.float32) + parts.cfg.network.value(weights, after), -jnp.inf)
+    return jnp.argmax(q).astype(jnp.int32)
+
+
 def make(cfg: TDConfig, env) -> Learner:
     """The learner on ``env``'s board model; its policy is greedy 1-ply on reward + V
     (``params`` = the flat n-tuple weights)."""
-    model = env.board_model()
-    net = cfg.network
-
-    def policy(weights, state, key):
-        after, reward, legal = model.expand(state.board)
-        q = jnp.where(legal, reward.astype(jnp.float32) + net.value(weights, after), -jnp.inf)
-        return jnp.argmax(q).astype(jnp.int32)
-
-    return Learner(init=lambda key: init(cfg, model, key), update=make_update(cfg, model),
-                   policy=policy, params=lambda carry: carry.weights)
+    parts = Parts(cfg=cfg, model=env.board_model())
+    return Learner(init=functools.partial(init, cfg, parts.model), update=_bound_update(parts),
+                   policy=functools.partial(policy, parts), params=operator.attrgetter("weights"))
 
 
 def make_update(cfg: TDConfig, model):
-    """``update(carry, key) -> (carry, metrics)``: one move in every game, then the TD step."""
-    net = cfg.network
-    h = _trace_slots(cfg)
-    lam = cfg.lam
+    """``update(carry, key) -> (carry, metrics)``: :func:`update` bound."""
+    return _bound_update(Parts(cfg=cfg, model=model))
 
-    def targets(table, trace, trace_reward, trace_len, next_value):
-        """Truncated λ-returns of the trace slots: float32 [H] (newest slot last).
 
-        ``next_value``: V of the afterstate just played (0 when the game just ended).
-        """
-        values = table[trace, 0].sum(-1)                             # [H]
-        slots = jnp.arange(h)
-        valid = slots >= h - trace_len
+def _bound_update(parts: Parts):
+    # named as update, with its source reachable: chex.assert_max_traces reads both (the tests)
+    return functools.update_wrapper(functools.partial(update, parts), update)
 
-        def back(carry, x):
-            tgt_next, v_next = carry
-            r, v, ok = x
-            tgt = r + (1 - lam) * v_next + lam * tgt_next
-            return (jnp.where(ok, tgt, tgt_next), jnp.where(ok, v, v_next)), tgt
 
-        # the newest slot's target is r + V(next afterstate): with tgt_next = v_next it is
-        # r + (1-λ) V + λ V, so the recursion can start from (V_next, V_next)
-        _, tgt = jax.lax.scan(back, (next_value, next_value), (trace_reward, values, valid), reverse=True)
-        return tgt, values, valid
+def _targets(parts: Parts, table, trace, trace_reward, trace_len, next_value):
+    """Truncated λ-returns of the trace slots: float32 [H] (newest slot last).
 
-    def play(carry: TDCarry, key):
-        def one(board, trace, trace_reward, trace_len, words):
-            a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, model)
-            # The move's reward belongs to the previous afterstate's target.
-            next_value = jnp.where(alive, v_after, 0.0)
-            trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
-            tgt, values, valid = targets(carry.table, trace, trace_reward, trace_len, next_value)
-            # the oldest slot when the trace is full (with h = 1: the previous afterstate, TD(0));
-            # every slot when the game ended
-            update_slot = valid & ((jnp.arange(h) == 0) & (trace_len == h) | ~alive)
-            delta = jnp.where(update_slot, tgt - values, 0.0)           # [H]
-            # shift the trace and push the new afterstate (its reward arrives next move)
-            new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
-            new_reward = jnp.concatenate([trace_reward[1:], jnp.zeros(1, jnp.float32)])
-            new_len = jnp.where(alive, jnp.minimum(trace_len + 1, h), 0)
-            new_board = jnp.where(alive, model.spawn_from_words(after, words[0], words[1]),
-                                  model.start_from_words(words))
-            return (new_board, new_trace, new_reward, new_len, reward, alive,
-                    trace, delta, update_slot)
+    ``next_value``: V of the afterstate just played (0 when the game just ended).
+    """
+    h, lam = _trace_slots(parts.cfg), parts.cfg.lam
+    values = table[trace, 0].sum(-1)                             # [H]
+    slots = jnp.arange(h)
+    valid = slots >= h - trace_len
 
-        return jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
-                             _game_words(key, cfg.num_games))
+    def back(carry, x):
+        tgt_next, v_next = carry
+        r, v, ok = x
+        tgt = r + (1 - lam) * v_next + lam * tgt_next
+        return (jnp.where(ok, tgt, tgt_next), jnp.where(ok, v, v_next)), tgt
 
-    def update(carry: TDCarry, key: jax.Array):
-        (board, trace, trace_reward, trace_len, reward, alive, old_trace, delta, stepped) = play(carry, key)
-        table = td_step(cfg, carry.table, old_trace, delta, stepped)
-        score = carry.score + jnp.where(alive, reward, 0)
-        moves = carry.moves + alive.astype(jnp.int32)
-        ended = ~alive
-        metrics = {
-            "moves": alive.sum(),
-            "games_ended": ended.sum(),
-            "ended_score_sum": jnp.where(ended, carry.score, 0).astype(jnp.float32).sum(),
-            "ended_score_max": jnp.where(ended, carry.score, 0).max(),
-            "ended_max_tile_hist": _max_tile_hist(carry.board, ended),
-        }
-        carry = carry.replace(
-            table=table, board=board, trace=trace,
-            trace_reward=trace_reward, trace_len=trace_len,
-            score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves))
-        return carry, metrics
+    # the newest slot's target is r + V(next afterstate): with tgt_next = v_next it is
+    # r + (1-λ) V + λ V, so the recursion can start from (V_next, V_next)
+    _, tgt = jax.lax.scan(back, (next_value, next_value), (trace_reward, values, valid), reverse=True)
+    return tgt, values, valid
 
-    return update
+
+def _play(parts: Parts, carry: TDCarry, key):
+    """One move in every game (a ``vmap``): the games' next boards and traces, and what the
+    TD step needs."""
+    cfg, model = parts.cfg, parts.model
+    net, h = cfg.network, _trace_slots(cfg)
+
+    def one(board, trace, trace_reward, trace_len, words):
+        a, after, reward, idx, v_after, alive = greedy_move(net, carry.table, board, model)
+        # The move's reward belongs to the previous afterstate's target.
+        next_value = jnp.where(alive, v_after, 0.0)
+        trace_reward = trace_reward.at[h - 1].set(jnp.where(alive, reward, 0).astype(jnp.float32))
+        tgt, values, valid = _targets(parts, carry.table, trace, trace_reward, trace_len, next_value)
+        # the oldest slot when the trace is full (with h = 1: the previous afterstate, TD(0));
+        # every slot when the game ended
+        update_slot = valid & ((jnp.arange(h) == 0) & (trace_len == h) | ~alive)
+        delta = jnp.where(update_slot, tgt - values, 0.0)           # [H]
+        # shift the trace and push the new afterstate (its reward arrives next move)
+        new_trace = jnp.concatenate([trace[1:], idx[None]], 0)
+        new_reward = jnp.concatenate([trace_reward[1:], jnp.zeros(1, jnp.float32)])
+        new_len = jnp.where(alive, jnp.minimum(trace_len + 1, h), 0)
+        new_board = jnp.where(alive, model.spawn_from_words(after, words[0], words[1]),
+                              model.start_from_words(words))
+        return (new_board, new_trace, new_reward, new_len, reward, alive,
+                trace, delta, update_slot)
+
+    return jax.vmap(one)(carry.board, carry.trace, carry.trace_reward, carry.trace_len,
+                         _game_words(key, cfg.num_games))
+
+
+def update(parts: Parts, carry: TDCarry, key: jax.Array):
+    """``(carry, metrics)`` after one move in every game, then the TD step."""
+    cfg = parts.cfg
+    board, trace, trace_reward, trace_len, reward, alive, old_trace, delta, stepped = _play(parts, carry, key)
+    table = td_step(cfg, carry.table, old_trace, delta, stepped)
+    score = carry.score + jnp.where(alive, reward, 0)
+    moves = carry.moves + alive.astype(jnp.int32)
+    ended = ~alive
+    metrics = {
+        "moves": alive.sum(),
+        "games_ended": ended.sum(),
+        "ended_score_sum": jnp.where(ended, carry.score, 0).astype(jnp.float32).sum(),
+        "ended_score_max": jnp.where(ended, carry.score, 0).max(),
+        "ended_max_tile_hist": _max_tile_hist(carry.board, ended),
+    }
+    carry = carry.replace(
+        table=table, board=board, trace=trace,
+        trace_reward=trace_reward, trace_len=trace_len,
+        score=jnp.where(ended, 0, score), moves=jnp.where(ended, 0, moves))
+    return carry, metrics
 
 
 def td_step(cfg: TDConfig, table: jax.Array, old_trace: jax.Array, delta: jax.Array,

@@ -9,6 +9,8 @@ league hook. The steps, the losses, the contracts and the devices: docs/learners
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 from typing import Any, Callable
 
 import chex
@@ -476,6 +478,6 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool:
                             optax.adam(cfg.learning_rate, eps=1e-5))  # PureJaxRL's eps
     parts = Parts(cfg=cfg, wrapper=wrapper, apply_fn=net.apply, features=features,
                   choose_opponent=choose_opponent, optimizer=optimizer)
-    bind = lambda f: lambda *args: f(parts, *args)  # noqa: E731
-    return PPO(init=lambda key: init(parts, net, pool, key), update=bind(update), policy=bind(policy),
-               params=lambda carry: carry.params, parts=parts, probs=bind(probs))
+    return PPO(init=functools.partial(init, parts, net, pool), update=functools.partial(update, parts),
+               policy=functools.partial(policy, parts), params=operator.attrgetter("params"), parts=parts,
+               probs=functools.partial(probs, parts))
