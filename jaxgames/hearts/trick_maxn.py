@@ -84,6 +84,7 @@ from jaxgames.hearts.bots import pass_scores
 from jaxgames.hearts.cards import NO_PASS, NUM_CARDS, NUM_PLAYERS, PASS_SIZE
 from jaxgames.hearts.game import Hearts, State
 from jaxgames.search.batching import fold_vmap
+from jaxgames.search.pimc import best_of
 
 Array = jax.Array
 #: ``value_fn(params, state) -> float32 [4]``: each seat's value of a leaf, higher is better
@@ -217,7 +218,8 @@ def per_seat(seat_value: Callable[[Any, State, Array], Array]) -> ValueFn:
 
 
 def trick_search(env: Hearts, value_fn: ValueFn, state: State, params: Any = None, *,
-                 max_leaves: int = DEFAULT_MAX_LEAVES, chunk: int = DEFAULT_CHUNK) -> TrickMaxnOutput:
+                 max_leaves: int = DEFAULT_MAX_LEAVES, chunk: int = DEFAULT_CHUNK,
+                 ties: str = "lowest") -> TrickMaxnOutput:
     """max^n over the rest of the current trick of one position, ``value_fn(params, leaf)``
     at its end (module docstring).
 
@@ -232,6 +234,9 @@ def trick_search(env: Hearts, value_fn: ValueFn, state: State, params: Any = Non
       max_leaves: leaves kept per position (static), ``13^3 <= max_leaves``; see the module
         docstring for what happens past it.
       chunk: leaves evaluated per iteration of the batch's loop (static, >= 1).
+      ties: the mover's card among equal own values: the ``"lowest"`` id (maxn.py's rule) or
+        the ``"highest"`` (the learned player's: docs/hearts_training.md). The nodes below the
+        root keep the lowest.
 
     Returns:
       :class:`TrickMaxnOutput`.
@@ -240,7 +245,13 @@ def trick_search(env: Hearts, value_fn: ValueFn, state: State, params: Any = Non
     search = _batched_search(env, value_fn, max_leaves, chunk)
     params = jax.tree_util.tree_map(jnp.asarray, params)
     out = search(jax.tree_util.tree_map(lambda x: x[None], state), params)
-    return jax.tree_util.tree_map(lambda x: x[0], out)
+    out = jax.tree_util.tree_map(lambda x: x[0], out)
+    if ties == "lowest":
+        return out
+    legal = jnp.isfinite(out.own_values)
+    action = jnp.where(legal.any(), best_of(out.own_values, ties), 0)
+    value = jnp.where(legal.any(), out.action_values[action], 0.0)
+    return out.replace(action=action, value=value.astype(jnp.float32))
 
 
 @functools.lru_cache(maxsize=64)
@@ -258,18 +269,19 @@ def trick_search_values(env: Hearts, value_fn: ValueFn, *, max_leaves: int = DEF
 
 @functools.lru_cache(maxsize=64)
 def trick_search_policy(env: Hearts, value_fn: ValueFn, *, max_leaves: int = DEFAULT_MAX_LEAVES,
-                        chunk: int = DEFAULT_CHUNK) -> Policy:
+                        chunk: int = DEFAULT_CHUNK, ties: str = "lowest") -> Policy:
     """An arena policy ``policy(params, state, key) -> action`` (int32 []): the trick search's
     card, ``params`` passed to ``value_fn`` (one compiled arena evaluates every checkpoint);
     while passing (the standard variant), the passing rule of the bots
     (:func:`jaxgames.hearts.bots.pass_scores`). Reads every hand (a perfect-information
-    player, as PIE); the key is unused. The same arguments give the same policy (one compile
-    per arena)."""
+    player, as PIE); the key is unused; ``ties`` as :func:`trick_search`'s. The same arguments
+    give the same policy (one compile per arena)."""
     _check(env, max_leaves, chunk)
+    best_of(jnp.zeros(1), ties)   # a bad value fails here, not at the first trace
 
     def policy(params: Any, state: State, key: PRNGKey) -> Array:
         del key
-        play = trick_search(env, value_fn, state, params, max_leaves=max_leaves, chunk=chunk).action
+        play = trick_search(env, value_fn, state, params, max_leaves=max_leaves, chunk=chunk, ties=ties).action
         hand = state.owner == state.current_player.astype(jnp.int8)
         pass_card = jnp.argmax(jnp.where(state.legal_action_mask, pass_scores(hand), -2))
         return jnp.where(_passing(state), pass_card, play).astype(jnp.int32)

@@ -54,8 +54,22 @@ class PimcOutput:
     world_values: Array   # float32 [W, A]  the search's values in each world
 
 
+#: how a search's best action is picked among equal values: the lowest action id, or the highest
+TIES = ("lowest", "highest")
+
+
+def best_of(values: Array, ties: str = "lowest") -> Array:
+    """int32 []: the index of the largest of ``values`` [A], the lowest or the highest index
+    among equal ones (``ties``, static)."""
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+    if ties == "lowest":
+        return jnp.argmax(values).astype(jnp.int32)
+    return (values.shape[-1] - 1 - jnp.argmax(values[::-1])).astype(jnp.int32)
+
+
 def pimc_search(env: Env, state: State, key: PRNGKey, search_fn: SearchFn, *, num_worlds: int,
-                params: Any = None) -> PimcOutput:
+                params: Any = None, ties: str = "lowest") -> PimcOutput:
     """Search ``num_worlds`` sampled worlds of the mover's view and average its action values.
 
     Args:
@@ -67,6 +81,7 @@ def pimc_search(env: Env, state: State, key: PRNGKey, search_fn: SearchFn, *, nu
         :func:`jaxgames.search.maxn.maxn_action_values`.
       num_worlds: worlds sampled (static, >= 1).
       params: passed to ``search_fn``.
+      ties: the action among equal averages: the ``"lowest"`` id or the ``"highest"``.
     """
     num_worlds = _check(env, num_worlds)
     mover = state.current_player
@@ -74,7 +89,7 @@ def pimc_search(env: Env, state: State, key: PRNGKey, search_fn: SearchFn, *, nu
     values = jax.vmap(lambda w: jnp.asarray(search_fn(params, w), jnp.float32))(worlds)   # [W, A]
     chex.assert_shape(values, (num_worlds, env.num_actions))
     mean = jnp.where(state.legal_action_mask, values.mean(0), -jnp.inf)
-    return PimcOutput(action=jnp.argmax(mean).astype(jnp.int32), action_values=mean, world_values=values)
+    return PimcOutput(action=best_of(mean, ties), action_values=mean, world_values=values)
 
 
 def pimc_action_values(env: Env, state: State, key: PRNGKey, search_fn: SearchFn, *, num_worlds: int,
@@ -84,13 +99,15 @@ def pimc_action_values(env: Env, state: State, key: PRNGKey, search_fn: SearchFn
     return pimc_search(env, state, key, search_fn, num_worlds=num_worlds, params=params).action_values
 
 
-def pimc_policy(env: Env, search_fn: SearchFn, *, num_worlds: int) -> Policy:
+def pimc_policy(env: Env, search_fn: SearchFn, *, num_worlds: int, ties: str = "lowest") -> Policy:
     """An arena policy ``policy(params, state, key) -> action`` (int32 []): the PIMC move, with
-    ``params`` passed to ``search_fn`` and ``key`` dealing the worlds."""
+    ``params`` passed to ``search_fn`` and ``key`` dealing the worlds; ``ties`` as
+    :func:`pimc_search`'s."""
     _check(env, num_worlds)
+    best_of(jnp.zeros(1), ties)   # a bad value fails here, not at the first trace
 
     def policy(params, state, key):
-        return pimc_search(env, state, key, search_fn, num_worlds=num_worlds, params=params).action
+        return pimc_search(env, state, key, search_fn, num_worlds=num_worlds, params=params, ties=ties).action
 
     return policy
 

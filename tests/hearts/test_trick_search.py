@@ -24,7 +24,7 @@ import pytest
 import jaxgames
 from jaxgames.hearts import bots as B
 from jaxgames.hearts import trick_maxn as T
-from jaxgames.hearts.cards import HEARTS, NUM_CARDS, POINTS, QUEEN_OF_SPADES, RANK, SUIT, parse_card
+from jaxgames.hearts.cards import HEARTS, NUM_CARDS, NUM_PLAYERS, POINTS, QUEEN_OF_SPADES, RANK, SUIT, parse_card
 from jaxgames.search import maxn
 from jaxgames.search.pimc import pimc_policy
 
@@ -365,3 +365,25 @@ def test_bad_options(kwargs, message):
 def test_needs_hearts():
     with pytest.raises(ValueError, match="needs a Hearts env"):
         T.trick_search_policy(jaxgames.make("hex"), VALUE)
+
+
+def _no_value(params, state):
+    return jnp.zeros(NUM_PLAYERS, jnp.float32)       # the trick's points alone: many cards tie
+
+
+def test_ties_go_to_the_lowest_or_the_highest_card(batch):
+    run = lambda ties: jax.jit(jax.vmap(  # noqa: E731
+        lambda s: T.trick_search(ENV, _no_value, s, ONE, chunk=CHUNK, ties=ties)))(batch)
+    low, high = run("lowest"), run("highest")
+    own = np.asarray(low.own_values)
+    np.testing.assert_array_equal(own, np.asarray(high.own_values))
+    live = np.isfinite(own).any(1)
+    tied = own == own.max(1, keepdims=True)
+    low_a, high_a = np.asarray(low.action), np.asarray(high.action)
+    np.testing.assert_array_equal(low_a[live], tied[live].argmax(1))
+    np.testing.assert_array_equal(high_a[live], 51 - tied[live][:, ::-1].argmax(1))
+    assert (low_a != high_a)[live].any()
+    np.testing.assert_array_equal(np.asarray(high.value)[live],
+                                  np.asarray(high.action_values)[live, high_a[live]])
+    with pytest.raises(ValueError, match="ties must be one of lowest, highest"):
+        T.trick_search_policy(ENV, VALUE, ties="random")

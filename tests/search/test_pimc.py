@@ -223,3 +223,10 @@ def test_bad_num_worlds(num_worlds):
 def test_perfect_information_game_refused():
     with pytest.raises(ValueError, match="perfect-information"):
         pimc.pimc_policy(TicTacToe(), SEARCH, num_worlds=4)
+
+
+def test_ties_pick_the_lowest_or_the_highest_action():
+    values = jnp.asarray([0.0, 2.0, -1.0, 2.0, 2.0, -jnp.inf])
+    assert int(pimc.best_of(values)) == 1 and int(pimc.best_of(values, "highest")) == 4
+    with pytest.raises(ValueError, match="ties must be one of lowest, highest"):
+        pimc.pimc_policy(ENV, lambda p, s: s, num_worlds=2, ties="first")
