@@ -1,7 +1,7 @@
 """2048 n-tuple TD training throughput: jaxgames' JAX learner against a C++ peer, same run.
 
     python -m bench.game2048_train [--seconds 20] [--num-games 128] [--chunk 256] [--seed 0]
-                                   [--layout auto|all|one|measure] [--one-core] [--no-huge-pages]
+                                   [--layout auto|one|all] [--one-core] [--no-huge-pages]
                                    [--tdl2048 PATH]
     python -m bench.game2048_train --overlap 16,128,1024 [--chunk 1000]   # batch-size study
 
@@ -24,9 +24,8 @@ github.com/moporgic/TDL2048, see docs/benchmarks.md), one-threaded with ``-n 4x6
 for about as long (``bench/tdl2048.py``), and prints its moves/s beside ours and the peer's with
 the ratios to it.
 
-The CPU thread layout (``--layout``, ``train/common/cpu_layout.py``) is by default the faster on
-this machine of all cores and one pinned core, measured once and cached; ``all`` or ``one``
-force one, ``measure`` measures again. ``--one-core`` is ``--layout one``. A pinned layout pins
+The CPU thread layout (``--layout``, ``train/common/cpu_layout.py``) is by default the rule
+(one pinned core); ``all`` keeps every core. ``--one-core`` is ``--layout one``. A pinned layout pins
 this process before JAX starts, and so the peers it starts: XLA then runs each kernel on one
 thread instead of splitting it over all cores (the peers have one thread either way).
 ``--no-huge-pages`` leaves the JAX learner's table on ordinary pages.
@@ -186,10 +185,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 def _choose_layout(args, parser):
     """The CPU thread layout, pinned (or not) before anything starts JAX's backend."""
-    from jaxgames.game2048.ntuple import NTupleNetwork
-    from train.algos import ntuple_td as td
-    from train.games.game2048_layout import select_layout
-    from train.common import UserError
+    from train.common import UserError, cpu_layout
 
     request = args.layout
     if args.one_core:
@@ -197,9 +193,7 @@ def _choose_layout(args, parser):
             parser.error(f"--one-core is --layout one; it contradicts --layout {request}")
         request = "one"
     try:
-        return select_layout(request, td.TDConfig(network=NTupleNetwork(), num_games=args.num_games,
-                                                  shared_step=args.shared_step),
-                             flag="--layout")
+        return cpu_layout.select(request)
     except UserError as e:   # a bad JAXGAMES_CPU_LAYOUT
         parser.error(str(e))
 
@@ -222,8 +216,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--chunk", type=int, default=256, help="updates per jitted chunk")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--layout", default="auto", choices=cpu_layout.REQUESTS,
-                        help="CPU thread layout: auto (the faster here, measured once and cached), "
-                             "all cores, one core, or measure again")
+                        help="CPU thread layout: auto (the rule: one core; JAXGAMES_CPU_LAYOUT first), "
+                             "one core, or all cores")
     parser.add_argument("--one-core", action="store_true", help="--layout one: pin to one CPU before JAX starts")
     parser.add_argument("--no-huge-pages", action="store_true", help="JAX table on ordinary pages")
     parser.add_argument("--shared-step", choices=("auto", "sum", "sqrt"), default="auto",
@@ -303,7 +297,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}, "
           f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} usable; load average "
           f"{load_before} before, {load_after} after")
-    print(layout.line("--layout"))
+    print(layout.line())
     print(f"2048 n-tuple TD(0), 4x 6-tuples x 8 symmetries, alpha 0.1; ~{args.seconds:g} s each, "
           f"from scratch")
     table_at = (f"table on {'huge' if ours['huge_pages'] else 'ordinary'} pages" if on_cpu

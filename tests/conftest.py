@@ -56,9 +56,8 @@ if _OWN_CACHE:
 # default): under the settings above most compile in less, and the pipeline tests build the same
 # programs again (a resumed run, a subprocess). The Hex run + resume test: 62 s -> 50 s.
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-# The 2048 pipeline and bench measure the CPU thread layout once per machine and cache it
-# (train/common/cpu_layout.py); the suite fixes it instead, so that no test spends seconds
-# timing or writes the user's cache. Subprocesses inherit it.
+# The 2048 pipeline and bench pin themselves to one core by default (train/common/cpu_layout.py);
+# the suite keeps both cores for its own processes. Subprocesses inherit it.
 os.environ.setdefault("JAXGAMES_CPU_LAYOUT", "all")
 # Tracing a program makes millions of short-lived objects; with Python's default thresholds the
 # collector runs through them all the time. Rarer collections cut the tiny Hex run's tracing

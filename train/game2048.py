@@ -19,10 +19,9 @@ from typing import Sequence
 from jaxgames.game2048 import board as B
 from jaxgames.game2048.ntuple import DEFAULT_PATTERNS, NTupleNetwork
 from train.algos import ntuple_td as td
-from train.games.game2048_layout import select_layout
 from train.common import RunConfig, exit_on_user_error, run_main, parse
 from train.common.config import check_int32, check_memory
-from train.common.cpu_layout import check_request
+from train.common import cpu_layout
 from train.games import game2048 as lib
 
 GAME = lib.GAME
@@ -85,8 +84,8 @@ class Config(RunConfig):
     init_tables: str = ""
     """Start from exported tables (a tables.npz of an earlier run)."""
     cpu_layout: str = "auto"
-    """CPU threads (CPU backend only): auto = the faster here of all cores and one pinned core,
-    measured once (seconds) and cached in ~/.cache/jaxgames; all, one: forced; measure: again."""
+    """CPU threads (CPU backend only): auto = one pinned core (the rule, docs/benchmarks.md; the
+    JAXGAMES_CPU_LAYOUT environment variable first), one, all (XLA's default)."""
 
     def network(self) -> NTupleNetwork:
         base = self.base or {"2048": 16, "2584": 18}[self.variant]
@@ -117,7 +116,7 @@ class Config(RunConfig):
             raise ValueError(f"final_depths must be in 1..3, got {self.final_depths}")
         if self.init_tables and not pathlib.Path(self.init_tables).is_file():
             raise ValueError(f"init_tables: no file {self.init_tables}")
-        check_request(self.cpu_layout)
+        cpu_layout.check_request(self.cpu_layout)
         check_int32("train_moves / num_games (the updates)", self.train_moves // self.num_games,
                     "the driver numbers the updates in an int32")
         check_memory(*self.memory())
@@ -174,7 +173,7 @@ train = lib.train
 @exit_on_user_error(PROG)
 def main(argv: Sequence[str] | None = None) -> dict:
     return run_main(PRESETS, argv, prog=PROG, game=GAME, train=train,
-                    prepare=lambda config: select_layout(config.cpu_layout, lib.td_config(config), config.variant),
+                    prepare=lambda config: cpu_layout.select(config.cpu_layout),
                     shown=("avg_score", "max_score", "rate_2048", "rate_8192", "train_games", "moves_per_second",
                            "seconds"))
 
