@@ -4,8 +4,9 @@ XLA's CPU backend sizes its thread pool from the CPUs the process may use when t
 starts, and splits the learner's largest kernels over them; each split is a barrier, and the
 n-tuple update is a chain of small kernels. Measured on the two CPU kinds of this project's
 2-core machines (docs/lab/benchmarks.md): on the Intel Xeon one pinned core ran the learner
-1.7x and 1.2-1.4x as fast as both; on the AMD EPYC Zen 5 one core was 21-25% faster when other
-jobs kept the machine busy and 7% slower when it was quiet. So the rule, ``one`` (the process
+1.7x as fast as both (and 1.25x per CPU-second on a busy machine, 2026-12-02); on the AMD EPYC
+Zen 5 one core was 21-25% faster when other jobs kept the machine busy and 7% slower when it
+was quiet. So the rule, ``one`` (the process
 pinned to its lowest CPU), is within 10% of the faster layout on both; ``all`` keeps XLA's
 default (every CPU the process may use).
 
