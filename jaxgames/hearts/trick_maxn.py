@@ -84,7 +84,7 @@ from jaxgames.hearts.bots import pass_scores
 from jaxgames.hearts.cards import NO_PASS, NUM_CARDS, NUM_PLAYERS, PASS_SIZE
 from jaxgames.hearts.game import Hearts, State
 from jaxgames.search.batching import fold_vmap
-from jaxgames.search.pimc import best_of
+from jaxgames.search.pimc import best_of, check_ties
 
 Array = jax.Array
 #: ``value_fn(params, state) -> float32 [4]``: each seat's value of a leaf, higher is better
@@ -277,7 +277,7 @@ def trick_search_policy(env: Hearts, value_fn: ValueFn, *, max_leaves: int = DEF
     player, as PIE); the key is unused; ``ties`` as :func:`trick_search`'s. The same arguments
     give the same policy (one compile per arena)."""
     _check(env, max_leaves, chunk)
-    best_of(jnp.zeros(1), ties)   # a bad value fails here, not at the first trace
+    check_ties(ties)
 
     def policy(params: Any, state: State, key: PRNGKey) -> Array:
         del key

@@ -58,12 +58,16 @@ class PimcOutput:
 TIES = ("lowest", "highest")
 
 
+def check_ties(ties: str) -> str:
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+    return ties
+
+
 def best_of(values: Array, ties: str = "lowest") -> Array:
     """int32 []: the index of the largest of ``values`` [A], the lowest or the highest index
     among equal ones (``ties``, static)."""
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
-    if ties == "lowest":
+    if check_ties(ties) == "lowest":
         return jnp.argmax(values).astype(jnp.int32)
     return (values.shape[-1] - 1 - jnp.argmax(values[::-1])).astype(jnp.int32)
 
@@ -104,7 +108,7 @@ def pimc_policy(env: Env, search_fn: SearchFn, *, num_worlds: int, ties: str = "
     ``params`` passed to ``search_fn`` and ``key`` dealing the worlds; ``ties`` as
     :func:`pimc_search`'s."""
     _check(env, num_worlds)
-    best_of(jnp.zeros(1), ties)   # a bad value fails here, not at the first trace
+    check_ties(ties)
 
     def policy(params, state, key):
         return pimc_search(env, state, key, search_fn, num_worlds=num_worlds, params=params, ties=ties).action
