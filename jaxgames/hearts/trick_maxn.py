@@ -113,7 +113,7 @@ _NUM_PASSES = NUM_PLAYERS * PASS_SIZE
 class TrickMaxnOutput:
     """What :func:`trick_search` returns for one position (leading axes when vmapped)."""
 
-    action: Array         # int32 []        searched card of highest own value (ties: lowest id); 0 when none
+    action: Array         # int32 []        searched card of highest own value (ties: the lowest id, or the highest with ties="highest"); 0 when none
     action_values: Array  # float32 [52, 4] value vector (seats 0..3) of each searched card; NaN elsewhere
     own_values: Array     # float32 [52]    the mover's component; -inf where not searched
     value: Array          # float32 [4]     action_values[action] (0 when nothing is searched)
@@ -242,16 +242,10 @@ def trick_search(env: Hearts, value_fn: ValueFn, state: State, params: Any = Non
       :class:`TrickMaxnOutput`.
     """
     max_leaves, chunk = _check(env, max_leaves, chunk)
-    search = _batched_search(env, value_fn, max_leaves, chunk)
+    search = _batched_search(env, value_fn, max_leaves, chunk, check_ties(ties))
     params = jax.tree_util.tree_map(jnp.asarray, params)
     out = search(jax.tree_util.tree_map(lambda x: x[None], state), params)
-    out = jax.tree_util.tree_map(lambda x: x[0], out)
-    if ties == "lowest":
-        return out
-    legal = jnp.isfinite(out.own_values)
-    action = jnp.where(legal.any(), best_of(out.own_values, ties), 0)
-    value = jnp.where(legal.any(), out.action_values[action], 0.0)
-    return out.replace(action=action, value=value.astype(jnp.float32))
+    return jax.tree_util.tree_map(lambda x: x[0], out)
 
 
 @functools.lru_cache(maxsize=64)
@@ -433,7 +427,7 @@ def _pick(values: Array, seat: Array, parent: Array, valid: Array, num_parents: 
     return jnp.where((first < n)[:, None], values[jnp.minimum(first, n - 1)], 0.0)
 
 
-def _finish(plan: _Plan, leaves: Array) -> TrickMaxnOutput:
+def _finish(plan: _Plan, leaves: Array, ties: str) -> TrickMaxnOutput:
     """One position's output from its leaves' vectors ``leaves`` [max_leaves, 4]: the backup,
     one segment argmax per place from the last, then the mover's cards back to card ids."""
     max_leaves = leaves.shape[0]
@@ -471,14 +465,14 @@ def _finish(plan: _Plan, leaves: Array) -> TrickMaxnOutput:
     mover = _at(plan.seat_of, k)
     own_values = jnp.where(legal, jnp.where(jnp.arange(NUM_PLAYERS) == mover, action_values, 0.0).sum(-1),
                            -jnp.inf)
-    action = jnp.where(legal.any(), jnp.argmax(own_values), 0).astype(jnp.int32)
+    action = jnp.where(legal.any(), best_of(own_values, ties), 0).astype(jnp.int32)
     value = jnp.where(legal.any(), jnp.where((_IDS == action)[:, None], action_values, 0.0).sum(0), 0.0)
     return TrickMaxnOutput(action=action, action_values=action_values, own_values=own_values,
                            value=value.astype(jnp.float32), num_leaves=plan.num_leaves, overflow=plan.overflow)
 
 
 @functools.lru_cache(maxsize=64)
-def _batched_search(env: Hearts, value_fn: ValueFn, max_leaves: int, chunk: int):
+def _batched_search(env: Hearts, value_fn: ValueFn, max_leaves: int, chunk: int, ties: str):
     """``(states [N], params) -> TrickMaxnOutput [N]`` whose vmap folds the new axis into N
     (params shared); with params vmapped too, one such search per params value in sequence."""
 
@@ -502,7 +496,7 @@ def _batched_search(env: Hearts, value_fn: ValueFn, max_leaves: int, chunk: int)
 
         table = jnp.zeros((n, max_leaves, NUM_PLAYERS), jnp.float32)                # every leaf's vector
         _, table = jax.lax.while_loop(lambda c: c[0] * chunk < total, body, (jnp.int32(0), table))
-        return jax.vmap(_finish)(plans, table)
+        return jax.vmap(functools.partial(_finish, ties=ties))(plans, table)
 
     def per_params(axis_size, in_batched, states, params):
         # params differ along the new axis: one folded search per value, in sequence (a plain
