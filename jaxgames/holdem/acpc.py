@@ -184,6 +184,8 @@ def track(rounds: Sequence[Sequence[Action]], table: Table = ACPC_TABLE) -> Bett
     state = Betting.start(table)
     for r, actions in enumerate(rounds):
         # a call of an all-in jumps to the river: the rounds between are empty
+        if state.over and state.round < r:
+            raise ACPCError(f"round {r + 1} of the betting after the hand ended in round {state.round + 1}")
         if state.round < r or (state.round > r and actions):
             raise ACPCError(f"round {r + 1} of the betting starts before round {state.round + 1} has ended")
         for action in actions:
