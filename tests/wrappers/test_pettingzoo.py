@@ -5,6 +5,7 @@ answer (a ValueError, nothing changed); rewards on a hand-made winning move; bad
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import pathlib
 
@@ -24,6 +25,14 @@ from jaxgames.wrappers import pettingzoo as pz  # noqa: E402
 # a small Hex board keeps its compiles and games short
 GAMES = {"hex": {"board_size": 4}, "holdem": {}, "hearts": {}}
 WRAPPERS = pathlib.Path(pz.__file__).parent
+
+
+@functools.lru_cache(maxsize=None)
+def _game(name: str):
+    """``(env, step, observe)``: the game and its own step and observe, jitted once per
+    module (eagerly, each first call compiles every operation apart: 13 s for one Hearts step)."""
+    game = jaxgames.make(name, **GAMES[name])
+    return game, jax.jit(game.step), jax.jit(game.observe)
 
 
 def _observed(obs) -> dict:
@@ -47,12 +56,12 @@ def _assert_same(ours, theirs) -> None:
 def _check_every_seat(aec, state) -> None:
     """Every agent's observation is the game's observe of ``state`` for its seat; only the
     agent to move has a mask, and it is the game's legal mask."""
-    game = aec.game
+    game, _, observe = _game(aec.game.id)
     mover = int(state.current_player)
     over = bool(state.terminated | state.truncated)
     for seat, agent in enumerate(aec.possible_agents):
         obs = aec.observe(agent)
-        _assert_same(obs["observation"], _observed(game.observe(state, seat)))
+        _assert_same(obs["observation"], _observed(observe(state, seat)))
         assert aec.observation_space(agent).contains(obs)
         expected = np.asarray(state.legal_action_mask) if seat == mover and not over else np.zeros(game.num_actions)
         assert obs["action_mask"].dtype == np.int8
@@ -67,7 +76,7 @@ def test_pettingzoo_api_and_seed_tests(game):
 
 def test_hex_hand_made_position_observations_and_rewards():
     aec = pz.env("hex", render_mode="ansi", board_size=4)
-    game = aec.game
+    game, step, _ = _game("hex")
     # Black (X) holds column a rows 1-3, White three stones: Black to move, a4 wins for Black.
     board = np.zeros((4, 4), np.int8)
     board[0:3, 0] = 1
@@ -82,7 +91,7 @@ def test_hex_hand_made_position_observations_and_rewards():
     assert aec.render() == hex_text(state)
 
     aec.step(np.int64(3 * 4 + 0))   # a4: Black connects top and bottom
-    after = game.step(state, 12)
+    after = step(state, 12)
     _check_every_seat(aec, after)
     assert all(aec.terminations.values())
     # the loser is selected first; each agent's last() carries its own reward
@@ -96,9 +105,9 @@ def test_hex_hand_made_position_observations_and_rewards():
 
 def test_holdem_hand_made_deal_observations():
     aec = pz.env("holdem")
-    game = aec.game
+    game, step, _ = _game("holdem")
     deck = np.arange(51, -1, -1, dtype=np.int8)  # a known deck: seat 0 holds 51 50, seat 1 49 48
-    state = game.deal(deck, button=1)
+    state = jax.jit(game.deal, static_argnums=1)(deck, 1)
     aec.reset(options={"state": state})
     assert aec.agent_selection == "player_1"    # the button acts first preflop
     _check_every_seat(aec, state)
@@ -106,7 +115,7 @@ def test_holdem_hand_made_deal_observations():
     np.testing.assert_array_equal(aec.observe("player_1")["observation"]["hole"], [49, 48])
     for action in (betting.CALL, betting.CHECK):  # limp, check: the flop comes, seat 0 to act
         aec.step(action)
-        state = game.step(state, action)
+        state = step(state, action)
         _check_every_seat(aec, state)
     assert aec.agent_selection == "player_0"
     np.testing.assert_array_equal(aec.observe("player_1")["observation"]["board"][:3], [47, 46, 45])
@@ -114,9 +123,9 @@ def test_holdem_hand_made_deal_observations():
 
 def test_hearts_hand_made_deal_observations_and_illegal_action():
     aec = pz.env("hearts")
-    game = aec.game
+    game, step, _ = _game("hearts")
     owner = np.arange(NUM_CARDS) % 4   # seat s holds the cards 4k + s: every card of suit s
-    state = game.from_deal(owner)
+    state = jax.jit(game.from_deal)(owner)
     aec.reset(options={"state": state})
     _check_every_seat(aec, state)
     for seat in range(4):
@@ -124,7 +133,7 @@ def test_hearts_hand_made_deal_observations_and_illegal_action():
     # seat 0 passes three of its cards, one a step
     for card in (0, 4, 8):
         aec.step(card)
-        state = game.step(state, card)
+        state = step(state, card)
     _check_every_seat(aec, state)
 
     # an illegal card (seat 2's, seat 1 to pass) is refused, naming the legal ones, and changes nothing
@@ -145,12 +154,13 @@ def test_hearts_hand_made_deal_observations_and_illegal_action():
 
 def test_stepping_chosen_actions_from_a_seeded_reset_matches_the_game():
     aec = pz.env("hex", board_size=4)
+    _, step, _ = _game("hex")
     aec.reset(seed=3)
     state = aec.state_of_game
     np.testing.assert_array_equal(np.asarray(state.board), np.zeros(16))   # Hex's init: no chance
     for action in (5, 6, 9, 0):
         aec.step(action)
-        state = aec.game.step(state, action)
+        state = step(state, action)
         _check_every_seat(aec, state)
 
 
@@ -160,11 +170,16 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="unknown option"):
         pz.env("hex", size=4)
     aec = pz.env("hex", board_size=4)
-    other = jaxgames.make("hex", board_size=5).init(0)
     with pytest.raises(ValueError, match="shapes"):
-        aec.reset(options={"state": other})
+        aec.reset(options={"state": _zeros_state("hex", board_size=5)})
     with pytest.raises(ValueError, match="one state of hex"):
-        aec.reset(options={"state": jaxgames.make("hearts").init(0)})
+        aec.reset(options={"state": _zeros_state("hearts")})
+
+
+def _zeros_state(name: str, **options):
+    """A state of ``name`` in structure and shapes only (zeros: nothing is compiled)."""
+    shapes = jax.eval_shape(jaxgames.make(name, **options).init, jax.random.key(0))
+    return jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), shapes)
 
 
 def _load_fresh(name: str, filename: str):
