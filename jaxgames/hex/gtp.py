@@ -163,7 +163,9 @@ class Engine:
             _, player = hex_play.OPPONENTS[self.options.opponent](self._settings(n))
             swaps = self.options.swap and self.options.opponent == "uct"
         env = jaxgames.make("hex", board_size=n, swap=self.options.swap)
-        seat = _Seat(env=env, player=player, policy=jitted(player.policy), step=jitted(env.step),
+        # an agent's own jitted policy, shared with whatever else plays it in this process
+        policy = player.compiled_policy() if hasattr(player, "compiled_policy") else jitted(player.policy)
+        seat = _Seat(env=env, player=player, policy=policy, step=jitted(env.step),
                      init=jitted(env.init), swaps=swaps)
         self._say(f"{n}x{n}: compiling {player.name} ...")
         state = seat.init(jax.random.key(0))
@@ -313,7 +315,10 @@ class Engine:
         problem = self._size_problem(n)
         if problem:
             raise GtpError(f"unacceptable size: {n}x{n} ({problem})")
-        self._new_game(n)
+        try:
+            self._new_game(n)
+        except OpponentUnavailable as e:   # a shipped agent's file damaged since the start
+            raise GtpError(f"unacceptable size: {n}x{n} ({e})") from None
         return ""
 
     def cmd_clear_board(self) -> str:
