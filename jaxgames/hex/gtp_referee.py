@@ -13,7 +13,8 @@ engine that made it; ``resign`` loses it too. When a side connects, both engines
 ``final_score`` (:attr:`GameResult.scores`), then ``quit``. An engine that refuses a command
 the protocol needs, or stops answering, is a :class:`RefereeError`.
 
-From Python: :func:`play_game` on two :class:`GtpClient` s returns a :class:`GameResult`.
+From Python: :func:`play_game` on two started :class:`GtpClient` engines returns a
+:class:`GameResult`.
 """
 
 from __future__ import annotations
