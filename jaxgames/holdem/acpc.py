@@ -368,6 +368,37 @@ def _apply_raise(env: Holdem, state: State, action, put):
 _evaluate = jax.jit(hand_eval.evaluate)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Mover:
+    """The chips of the seat to act in a state, read to the host in one transfer (indexing
+    jax arrays one scalar at a time cost most of a replay)."""
+
+    pot: int
+    to_call: int
+    stack: int
+    committed: int
+    legal: np.ndarray
+
+    @classmethod
+    def of(cls, state: State) -> "_Mover":
+        me, committed, bets, stacks, legal = jax.device_get(
+            (state.current_player, state.committed, state.bets, state.stacks, state.legal_action_mask))
+        me = int(me)
+        return cls(pot=int(committed.sum()), to_call=int(bets[1 - me] - bets[me]), stack=int(stacks[me]),
+                   committed=int(committed[me]), legal=np.asarray(legal))
+
+    def chips(self, action: int) -> int:
+        """Chips ``action`` puts in (game units): betting.amounts, on the host."""
+        if action == betting.ALL_IN:
+            return self.stack
+        if action in (betting.FOLD, betting.CHECK):
+            return 0
+        if action == betting.CALL:
+            return min(self.to_call, self.stack)
+        n, d = betting.FRACTIONS[action - betting.RAISE_HALF]
+        return self.to_call + n * (self.pot + self.to_call) // d
+
+
 @functools.lru_cache(maxsize=None)
 def _compiled(env: Holdem):
     deal = jax.jit(lambda deck: env.deal(deck, 1))
@@ -378,6 +409,9 @@ class Wire:
     """A MATCHSTATE on a table (:class:`Table`) as a state of ``env`` and back (module docstring).
     ``env``'s stack and blinds must be the table's times one factor."""
 
+    #: replayed states kept (then all dropped): a few hands' worth
+    CACHE = 512
+
     def __init__(self, env: Holdem, table: Table = ACPC_TABLE, translator: Translator = Translator()):
         self.env, self.table, self.translator = env, table, translator
         self.scale = Fraction(env.big_blind, table.big_blind)
@@ -386,6 +420,7 @@ class Wire:
             raise ACPCError(f"the game (stack {env.stack}, blinds {env.small_blind}/{env.big_blind}) is not the "
                             f"table (stack {table.stack}, blinds {table.small_blind}/{table.big_blind}) scaled")
         self._deal, self._step, self._raise = _compiled(env)
+        self._cache: dict = {}
 
     def to_game(self, chips: int) -> int:
         return int(round(chips * self.scale))
@@ -405,61 +440,56 @@ class Wire:
 
     def raise_sizes(self, state: State) -> list[tuple[float, int]]:
         """(pot fraction, id) of the raises legal in ``state``; all-in's fraction is its real one."""
-        me = int(state.current_player)
-        legal = np.asarray(state.legal_action_mask)
-        pot, to_call = int(state.committed.sum()), int(state.bets[1 - me] - state.bets[me])
+        m = _Mover.of(state)
         sizes = [(n / d, betting.RAISE_HALF + i) for i, (n, d) in enumerate(betting.FRACTIONS)
-                 if legal[betting.RAISE_HALF + i]]
-        if legal[betting.ALL_IN]:
-            sizes.append(((int(state.stacks[me]) - to_call) / (pot + to_call), betting.ALL_IN))
+                 if m.legal[betting.RAISE_HALF + i]]
+        if m.legal[betting.ALL_IN]:
+            sizes.append(((m.stack - m.to_call) / (m.pot + m.to_call), betting.ALL_IN))
         return sizes
 
     def chips(self, state: State, action: int) -> int:
         """Chips ``action`` puts in for the mover of ``state`` (game units)."""
-        me = int(state.current_player)
-        pot, to_call, stack = int(state.committed.sum()), int(state.bets[1 - me] - state.bets[me]), int(state.stacks[me])
-        if action == betting.ALL_IN:
-            return stack
-        if action in (betting.FOLD, betting.CHECK):
-            return 0
-        if action == betting.CALL:
-            return min(to_call, stack)
-        n, d = betting.FRACTIONS[action - betting.RAISE_HALF]
-        return to_call + n * (pot + to_call) // d
+        return _Mover.of(state).chips(action)
 
     def to_state(self, ms: MatchState) -> State:
         """The game's state after ``ms``'s actions (seat = position, the button on seat 1).
 
-        Raises ACPCError if the hand has more actions than the game's history holds."""
-        state = self._deal(self.deck(ms))
-        for index, action in enumerate(ms.actions):
+        Raises ACPCError if the hand has more actions than the game's history holds. A hand
+        is sent again after every action: the states of the replay are kept (:attr:`CACHE`
+        of them), so each new line steps only its new actions."""
+        deck = self.deck(ms)
+        actions = ms.actions
+        key = (deck.tobytes(), ms.hand_number)
+        start = next(k for k in range(len(actions), -1, -1) if k == 0 or (key, actions[:k]) in self._cache)
+        state = self._cache[(key, actions[:start])] if start else self._deal(deck)
+        if len(self._cache) > self.CACHE:
+            self._cache.clear()
+        for index, action in enumerate(actions[start:], start):
             if index >= self.env.history_length:
                 raise ACPCError(f"hand {ms.hand_number} has more than {self.env.history_length} actions, "
                                 f"the most the game's history holds")
-            me = int(state.current_player)
             if action.kind == "f":
                 state = self._step(state, jnp.int32(betting.FOLD))
             elif action.kind == "c":
-                facing = int(state.bets[1 - me]) > int(state.bets[me])
+                facing = _Mover.of(state).to_call > 0
                 state = self._step(state, jnp.int32(betting.CALL if facing else betting.CHECK))
             else:
-                put = self.to_game(action.amount) - int(state.committed[me])
+                put = self.to_game(action.amount) - _Mover.of(state).committed
                 label = self.label(state, action.amount, hand=ms.hand_number, index=index)
                 state = self._raise(state, jnp.int32(label), jnp.int32(put))
+            self._cache[(key, actions[:index + 1])] = state
         return state
 
     def label(self, state: State, raise_to: int, *, hand: int = 0, index: int = 0) -> int:
         """Our action id for the mover's raise to ``raise_to`` (wire chips): the action that
         puts in exactly that (as the wire writes it), else the translator's choice."""
-        me = int(state.current_player)
+        m = _Mover.of(state)
         sizes = self.raise_sizes(state)
-        committed = int(state.committed[me])
         for _, a in sizes:
-            if self.to_wire(committed + self.chips(state, a)) == raise_to:
+            if self.to_wire(m.committed + m.chips(a)) == raise_to:
                 return a
-        pot, to_call = int(state.committed.sum()), int(state.bets[1 - me] - state.bets[me])
-        put = self.to_game(raise_to) - committed
-        return self.translator.choose((put - to_call) / (pot + to_call), sizes, hand=hand, index=index)
+        put = self.to_game(raise_to) - m.committed
+        return self.translator.choose((put - m.to_call) / (m.pot + m.to_call), sizes, hand=hand, index=index)
 
     def action(self, state: State, action: int) -> Action:
         """Our action id in ``state`` (legal, the mover ours) as the ACPC action: its real amount."""
@@ -468,10 +498,10 @@ class Wire:
             return Action("f")
         if action in (betting.CHECK, betting.CALL):
             return Action("c")
-        me = int(state.current_player)
         if action == betting.ALL_IN:
             return Action("r", self.table.stack)
-        return Action("r", self.to_wire(int(state.committed[me]) + self.chips(state, action)))
+        m = _Mover.of(state)
+        return Action("r", self.to_wire(m.committed + m.chips(action)))
 
     def result(self, ms: MatchState) -> int:
         """Position ``ms.position``'s net chips (wire units) in a finished hand: a fold loses
