@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames.core import as_key
 from jaxgames.wrappers import programs as P
 from jaxgames.wrappers.actions import as_action
 from jaxgames.wrappers.requires import require
@@ -99,7 +100,7 @@ class JaxgamesEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
-            self._key = jax.random.key(seed)
+            self._key = as_key(seed, f"{self.game.id} reset(seed=...)")
         elif self._key is None:  # unseeded: from Gymnasium's own (randomly seeded) generator
             self._key = jax.random.key(int(self.np_random.integers(2**32)))
         state = (options or {}).get("state")
@@ -173,6 +174,9 @@ class JaxgamesVectorEnv(gym.vector.VectorEnv):
             seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, (int, np.integer)) else list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"reset(seed=[...]) takes {self.num_envs} seeds, got {len(seeds)}")
+            if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) and 0 <= x < 2**32
+                       for x in seeds):
+                raise ValueError(f"seeds are integers 0 .. 2**32 - 1, got {seeds}")
             self._keys = jax.vmap(jax.random.key)(jnp.asarray(seeds, jnp.uint32))
         self._state, self._keys, info, obs = self._vreset(self._keys)
         self._autoreset = np.zeros(self.num_envs, bool)

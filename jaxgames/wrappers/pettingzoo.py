@@ -27,6 +27,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxgames.core import as_key
 from jaxgames.wrappers import programs as P
 from jaxgames.wrappers.actions import as_action
 from jaxgames.wrappers.requires import require
@@ -79,7 +80,7 @@ class JaxgamesAEC(_pz.AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
-            self._key = jax.random.key(seed)
+            self._key = as_key(seed, f"{self.game.id} reset(seed=...)")
         elif self._key is None:  # unseeded: fresh entropy, as Gymnasium does
             self._key = jax.random.key(int(np.random.default_rng().integers(2**32)))
         state = (options or {}).get("state")

@@ -135,6 +135,8 @@ def test_registration_and_bad_input():
         envs.step(np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="3 seeds"):
         envs.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="seeds are integers"):
+        envs.reset(seed=[0, 1, -2])
     with pytest.raises(RuntimeError, match="reset"):
         wg.JaxgamesEnv("ten_half").step(0)
     assert jaxgames.make("ten_half").num_players == 1

@@ -22,8 +22,8 @@ from jaxgames.hex.render import render_text as hex_text  # noqa: E402
 from jaxgames.holdem import betting  # noqa: E402
 from jaxgames.wrappers import pettingzoo as pz  # noqa: E402
 
-# a small Hex board keeps its compiles and games short
-GAMES = {"hex": {"board_size": 4}, "holdem": {}, "hearts": {}}
+# a small Hex board keeps its compiles and games short; ten-and-a-half: a one-seat game fits too
+GAMES = {"hex": {"board_size": 4}, "holdem": {}, "hearts": {}, "ten_half": {}}
 WRAPPERS = pathlib.Path(pz.__file__).parent
 
 
@@ -174,6 +174,8 @@ def test_bad_input_is_refused():
         aec.reset(options={"state": _zeros_state("hex", board_size=5)})
     with pytest.raises(ValueError, match="one state of hex"):
         aec.reset(options={"state": _zeros_state("hearts")})
+    with pytest.raises(ValueError, match="out of range"):
+        aec.reset(seed=-1)
 
 
 def _zeros_state(name: str, **options):
