@@ -64,8 +64,8 @@ def _with_obs(programs: P.Programs, state, key, info=None):
 @functools.lru_cache(maxsize=32)
 def _single(programs: P.Programs) -> tuple[Any, Any]:
     """``(reset, step)`` of one env, each one jitted call that also observes: a single env
-    step is then one dispatch and one transfer (half the time of stepping and observing
-    apart, measured on the 2-core CPU), shared by every env of one configuration."""
+    step is one dispatch and one transfer, not two of each (stepping and observing apart),
+    and every env of one configuration shares them (N envs of a SyncVectorEnv compile once)."""
     reset = jax.jit(lambda key: _with_obs(programs, *programs.reset(key)))
     step = jax.jit(lambda state, action, key: _with_obs(programs, *programs.step(state, action, key)))
     return reset, step

@@ -5,6 +5,9 @@ answer (the game's: the episode ends with its penalty); the vector env against
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -21,11 +24,13 @@ from jaxgames.wrappers import gymnasium as wg  # noqa: E402
 UP, RIGHT, DOWN, LEFT = range(4)
 
 
+@functools.partial(jax.jit, static_argnums=0)
 def _board_state(game, exps):
-    """A 2048 state holding the hand-made board ``exps`` (16 tile exponents, row-major)."""
+    """A 2048 state holding the hand-made board ``exps`` (16 tile exponents, row-major);
+    jitted: eagerly, every operation's first call compiles apart (seconds in all)."""
     board = jnp.asarray(exps, jnp.int8)
-    return game.init(0).replace(board=board, legal_action_mask=B2048.legal_moves(board),
-                                observation=board_observation(board))
+    return game.init(jax.random.key(0)).replace(board=board, legal_action_mask=B2048.legal_moves(board),
+                                                observation=board_observation(board))
 
 
 @pytest.mark.parametrize("env_id", sorted(wg.IDS))
@@ -49,7 +54,7 @@ def test_2048_hand_made_board_observation_and_a_move():
     obs, reward, terminated, truncated, info = env.step(UP)   # the two 2s merge into a 4
     assert reward == 4.0 and not terminated and not truncated and not info["illegal_action"]
     np.testing.assert_array_equal(obs, np.asarray(game.observe(env.state_of_game)))
-    after = np.asarray(B2048.slide(jnp.asarray(exps), UP)[0])
+    after = np.asarray(jax.jit(B2048.slide, static_argnums=1)(jnp.asarray(exps), UP)[0])
     board = obs.reshape(16, -1).argmax(1)
     spawned = np.flatnonzero(board != after)
     assert len(spawned) == 1 and after[spawned[0]] == 0 and board[spawned[0]] in (1, 2)
