@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # jax 0.10.1: 0.10.2 miscompiles on CPU (jax issue 39103).
 JAX_PIN := jax[cpu]==0.10.1
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow docs bench clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "jaxgames needs Python 3.11+ (jax 0.10.1 has no wheels for " + sys.version.split()[0] + "): make PYTHON=python3.11 ...")'
@@ -33,6 +33,11 @@ test: $(VENV)/.installed-dev
 # The tests too large for `make test` (process launches many times over): under 30 minutes.
 test-slow: $(VENV)/.installed-dev
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 -m slow
+
+# The API reference from the docstrings (pdoc), after checking every docstring reference resolves:
+# build/api/index.html.
+docs: $(VENV)/.installed-dev
+	$(PY) docs/api_reference.py --output build/api
 
 # Every bench in bench/ once, at small settings (a smoke run of each, not the documented
 # figures): those come from each bench's defaults, `python -m bench.<name>` (--help lists its options).
