@@ -140,6 +140,7 @@ class Client:
         self.seat, self.host, self.timeout = seat, host.rstrip("/"), timeout
         self.post = post or self._post
         self.token: str | None = None
+        self.fallbacks: set[int] = set()    # hands played out with calls (beyond the game's history)
 
     def _post(self, path: str, body: dict) -> dict:
         request = urllib.request.Request(self.host + path, data=json.dumps(body).encode(), method="POST",
@@ -185,6 +186,7 @@ class Client:
                 if len(ms.actions) < wire.env.history_length:
                     raise
                 action = Action("c")     # beyond the game's history: call down
+                self.fallbacks.add(hand)
             answer = self._call("/api/act", {"token": self.token, "incr": incr(street, action)})
 
     def play(self, hands: int, on_hand: Callable[[int, int], None] | None = None) -> MatchResult:
@@ -193,7 +195,8 @@ class Client:
             results.append(self.play_hand(hand))
             if on_hand:
                 on_hand(hand, results[-1])
-        return MatchResult(results=tuple(results), big_blind=self.seat.wire.table.big_blind)
+        return MatchResult(results=tuple(results), big_blind=self.seat.wire.table.big_blind,
+                           fallbacks=len(self.fallbacks))
 
 
 def _parser() -> argparse.ArgumentParser:

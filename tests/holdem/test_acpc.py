@@ -314,6 +314,17 @@ class StandInDealer(threading.Thread):
             rounds += [[] for _ in range(bets.round + 1 - len(rounds))]
 
 
+def test_hand_beyond_the_history_is_called_down(seat):
+    """A min-raise war longer than the game's history (16 actions): the client calls, counts it."""
+    war = "".join(f"r{100 * k}" for k in range(2, 19))             # 17 raises: position 0 to act
+    lines = [f"MATCHSTATE:0:0:{war}:Td9d|", f"MATCHSTATE:0:0:{war}f:Td9d|", "# a comment", ""]
+    sent = []
+    result = acpc_client.play_lines(lines, sent.append, seat)
+    assert sent == [f"MATCHSTATE:0:0:{war}:Td9d|:c"]
+    assert result.results == (-1700,) and result.fallbacks == 1        # its own last raise, r1700
+    assert "played out with calls" in result.summary("x")
+
+
 def test_client_against_stand_in_dealer(seat):
     dealer = StandInDealer(DEALS, repeat=2)
     dealer.start()
