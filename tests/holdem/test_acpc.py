@@ -363,12 +363,8 @@ def test_cli(seat, capsys):
     (["127.0.0.1", "9", "--hands", "0"], "--hands"),
     (["127.0.0.1", "9", "--seed", "-1"], "--seed"),
 ])
-def test_bad_flags_exit_2(argv, why, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        acpc_client.main(argv)
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert why in err[-1]
+def test_bad_flags_exit_2(argv, why, exits_2_with_one_line):
+    exits_2_with_one_line(acpc_client.main, argv, why)
 
 
 def test_no_dealer_is_one_line(seat, capsys):

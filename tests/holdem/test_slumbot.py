@@ -234,12 +234,8 @@ def test_cli_against_the_stand_in(seat, capsys):
     (["--hands", "3", "--host", "ftp://slumbot.com"], "--host"),
     (["--hands", "3", "--seed", "x"], "--seed"),
 ])
-def test_bad_flags_exit_2(argv, why, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        slumbot.main(argv)
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert why in err[-1]
+def test_bad_flags_exit_2(argv, why, exits_2_with_one_line):
+    exits_2_with_one_line(slumbot.main, argv, why)
 
 
 def test_unreachable_host_is_one_line(seat, capsys):
