@@ -57,6 +57,7 @@ def run_notebook(name, tmp_path, env):
     return nb
 
 
+@pytest.mark.slow  # a Jupyter kernel running a whole pipeline per notebook
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_notebook_runs(name, tmp_path):
     nb = run_notebook(name, tmp_path, {**TINY[name], "JAXGAMES_RUNS_DIR": str(tmp_path / "runs")})

@@ -163,6 +163,7 @@ def _audit(runs, name, process) -> list[tuple[str, pathlib.Path]]:
     return [(e, pathlib.Path(p)) for e, p in (line.split(" ", 1) for line in path.read_text().splitlines())]
 
 
+@pytest.mark.slow  # the multi-process launches of the module fixture
 def test_killed_process_stops_the_run_with_a_clear_error(runs):
     log = runs["killed_log"]
     # the launcher returns the first failure's status (SIGKILL: 128 + 9) and names it
@@ -180,6 +181,7 @@ def test_killed_process_stops_the_run_with_a_clear_error(runs):
     assert runs["checkpoints_at_kill"] and max(runs["checkpoints_at_kill"]) < 20
 
 
+@pytest.mark.slow  # the multi-process launches of the module fixture
 def test_multi_host_resumed_run_matches_one_device(runs):
     resumed = runs["resumed"]
     assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-3000:]
@@ -193,6 +195,7 @@ def test_multi_host_resumed_run_matches_one_device(runs):
     assert [r["step"] for r in _rows(runs, "multi")] == list(range(1, 21))
 
 
+@pytest.mark.slow  # the multi-process launches of the module fixture
 def test_only_process_zero_writes_files(runs):
     run = _run(runs, "multi")
     for session in ("killed", "resumed"):

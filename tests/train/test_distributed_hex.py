@@ -49,6 +49,9 @@ from train import hex as hex_train
 from test_distributed import _audit, _env  # the audit hook that records each process's writes
 import test_distributed as distributed_test  # the run-folder readers
 
+# Two launches of processes, each compiling the whole pipeline: make test-slow.
+pytestmark = pytest.mark.slow
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY = ["--board-size", "3", "--phase1", "uct", "--phase1-simulations", "8", "--rounds", "1",
         "--updates-per-round", "1", "--games-per-update", "8", "--simulations", "4",

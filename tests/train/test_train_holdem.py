@@ -75,6 +75,7 @@ def test_run_writes_everything_and_resumes_exactly(tiny_holdem_run, tmp_path):
     assert {"final_eval_deals", "lbr_hands"} <= Config.RUN_ONLY_FIELDS   # may change there: evaluation only
 
 
+@pytest.mark.slow  # a second, longer run of the pipeline
 def test_a_finished_run_resumed_with_more_rounds_ends_as_the_longer_run(tiny_holdem_run, tmp_path, capsys):
     """--resume --rounds N above the saved rounds carries a finished run on: one round, then
     carried to two, ends as the shared two-round run (every figure but the times, every row);

@@ -100,6 +100,7 @@ def check_stopped(status, lines, run, argv, *, sigterm):
     return words[3:], last
 
 
+@pytest.mark.slow  # three pipeline processes, two of them signalled
 def test_sigint_then_sigterm_then_resume_ends_as_an_unbroken_run(unbroken, tmp_path):
     whole, whole_rows = unbroken
     argv = ARGS + ["--runs-dir", str(tmp_path), "--run-name", "r"]

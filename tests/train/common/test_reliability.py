@@ -98,6 +98,7 @@ def _racer(root, barrier, results):
         results.put(f"bug: {type(e).__name__}: {e}")
 
 
+@pytest.mark.slow  # forked processes racing, six attempts
 @pytest.mark.filterwarnings("ignore:os.fork")  # the children touch no JAX
 def test_fresh_starts_at_the_same_instant_only_one_wins(tmp_path):
     ctx = multiprocessing.get_context("fork")
@@ -469,6 +470,7 @@ def kill(argv, monkeypatch, at_save):
     monkeypatch.undo()
 
 
+@pytest.mark.slow  # four runs of the pipeline
 def test_pipeline_killed_twice_and_damaged_ends_identical(tmp_path, monkeypatch, capsys):
     """Killed before its first checkpoint, resumed (from the beginning), killed again while
     saving its last checkpoint, newest checkpoint damaged, resumed (from the one before): the
