@@ -27,6 +27,9 @@ every member; one call per round, the same for every game.
     opponent = league_lib.get(league, slot)                 # params of that model
     league, info = league_lib.after_round(league, params, fixed_returns={0: returns},
                                           play=pool_games, opponents=4, key=key)
+
+Exploiters (AlphaStar's main exploiters; the section below): :class:`Exploiters` in the carry,
+:func:`train_exploiter` in jit, :func:`exploiter_round` between chunks.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ import numpy as np
 
 from jaxgames.ratings import elo
 
-__all__ = ["UNRATED", "League", "after_round", "best_k_mask", "elo_list", "empty", "get",
-           "points_of", "promote", "rate", "recent_slots", "record", "sample", "sample_best_k"]
+__all__ = ["UNRATED", "Exploiters", "League", "WithExploiters", "after_round", "best_k_mask", "elo_list", "empty",
+           "exploiter_margin", "exploiter_round", "get", "league_of", "points_of", "promote", "rate",
+           "recent_slots", "record", "sample", "sample_best_k", "sample_exploiter", "start_exploiters",
+           "train_exploiter"]
 
 #: the rating of a model not rated yet: below any Elo, and finite, since a training carry
 #: with a non-finite value is taken for a diverged run
@@ -222,3 +227,125 @@ def after_round(league: League, newest: Any, *, fixed_returns: Mapping[int, Any]
     league = rate(league)
     generation = int(league.ids[slot])
     return league, {"generation": generation, "elo": elo_list(league).get(generation)}
+
+
+# -- exploiters (AlphaStar's main exploiters) -------------------------------------------------
+#
+# A second learner, the exploiter, trains only against a frozen copy of the newest main model
+# (its ``target``, set again after every round). When its training returns against the target
+# over a round clear ``margin`` (the lower end of their 95% interval above it), or after
+# ``budget`` rounds whatever it reached, it is frozen into a pool of its own (a League, the
+# same ring buffer) that the main learner draws a configured share of its opponents from, and
+# the exploiter starts again from the newest main model's parameters (a fresh optimizer state).
+#
+# Its own pool, not the main league's: Best-K draws the main's opponents by Elo against the
+# anchors and the lineage, and an exploiter's strength is against one model only (its Elo
+# there says little), so mixed in it would be drawn by a rating that does not measure it; apart,
+# the main agent meets exploiters at exactly the configured share.
+#
+# The restart from the main model rather than from scratch: in a game as large as hold'em a
+# fresh network needs about the main agent's whole training to play at its level at all, so
+# within a budget of a few rounds it would only ever be frozen as a weak player; started from
+# the main model it already plays as well as its target (margin 0) and its training moves it
+# straight towards a best response to it, the holes the league should show the main agent.
+# (AlphaStar restarts its main exploiters from the supervised agent: its "fresh" is a player of
+# the game, which a run here does not have.)
+#
+# Everything that changes is in the training carry (``Exploiters``), so ``--resume`` is exact;
+# the decision (freeze or go on) is taken between chunks on host arrays, deterministic in them.
+
+
+@chex.dataclass(frozen=True)
+class Exploiters:
+    learner: Any         # the exploiter in training: its learner's carry (params, optimizer state ...)
+    target: Any          # pytree  parameters of the frozen main model it trains against
+    pool: League         # the frozen exploiters the main learner faces (a ring buffer of its own)
+    rounds: jax.Array    # int32 []  rounds trained since its (re)start
+    updates: jax.Array   # float32 []  updates this round that finished a game (the samples below)
+    total: jax.Array     # float32 []  sum of those updates' mean returns against the target
+    squares: jax.Array   # float32 []  sum of their squares
+
+
+@chex.dataclass(frozen=True)
+class WithExploiters:
+    """A main learner's pool when exploiters hunt it: the league of its own lineage and the
+    exploiters."""
+
+    league: League
+    exploiters: Exploiters
+
+
+def league_of(pool: Any) -> League:
+    """The main lineage's :class:`League` of a pool, with or without exploiters."""
+    return pool.league if isinstance(pool, WithExploiters) else pool
+
+
+def start_exploiters(learner: Any, target: Any, *, capacity: int) -> Exploiters:
+    """The exploiters of a run's start: ``learner`` (the exploiter's carry) training against
+    ``target`` (the main model's parameters), an empty pool of ``capacity`` frozen ones."""
+    pool = empty(target, capacity=capacity, num_fixed=1)
+    zero = jnp.float32(0.0)
+    return Exploiters(learner=learner, target=jax.tree_util.tree_map(jnp.array, target), pool=pool,
+                      rounds=jnp.int32(0), updates=zero, total=zero, squares=zero)
+
+
+def train_exploiter(update: Callable[[Any, Any, jax.Array], tuple[Any, dict]], exploiters: Exploiters,
+                    key: jax.Array, *, returns: Callable[[dict], tuple[jax.Array, jax.Array]]
+                    ) -> tuple[Exploiters, dict]:
+    """One update of the exploiter against its target (jittable): ``update(learner, target,
+    key) -> (learner, metrics)``; ``returns(metrics) -> (mean return float32 [], games int32
+    [])`` of that update's finished games, from the exploiter's side, which the round's
+    decision reads (an update that finished none adds nothing)."""
+    learner, metrics = update(exploiters.learner, exploiters.target, key)
+    mean, games = returns(metrics)
+    counted = (games > 0).astype(jnp.float32)
+    mean = jnp.asarray(mean, jnp.float32) * counted
+    return exploiters.replace(learner=learner, updates=exploiters.updates + counted,
+                              total=exploiters.total + mean, squares=exploiters.squares + mean * mean), metrics
+
+
+def exploiter_margin(exploiters: Exploiters) -> tuple[float, float]:
+    """``(mean, lower)``: the exploiter's mean return per update this round against its target
+    and the lower end of its 95% interval (over the updates; ``-inf`` with fewer than two)."""
+    n, total, squares = (float(np.asarray(x)) for x in (exploiters.updates, exploiters.total, exploiters.squares))
+    if n < 1:
+        return float("nan"), -np.inf
+    mean = total / n
+    if n < 2:
+        return mean, -np.inf
+    var = max(squares - n * mean * mean, 0.0) / (n - 1)
+    return mean, mean - 1.96 * np.sqrt(var / n)
+
+
+def exploiter_round(exploiters: Exploiters, newest: Any, *, margin: float, budget: int,
+                    params: Callable[[Any], Any], restart: Callable[[Any], Any]) -> tuple[Exploiters, dict]:
+    """The exploiter's between-chunk hook: after its ``rounds``-th round, freeze it into the
+    pool if it beat its target by ``margin`` (the lower end of the round's interval above it)
+    or has trained ``budget`` rounds, and then restart it from ``newest`` (``restart(newest) ->
+    learner carry``); in every case its target becomes ``newest`` and the round's returns are
+    cleared. ``params(learner)`` are the exploiter's parameters. Host arrays in and out,
+    deterministic in them (a resumed run decides the same). Returns the exploiters and
+    ``{"exploiter_return", "exploiter_return_low", "exploiter_rounds", "exploiter_frozen",
+    "exploiters"}`` (the round's mean and lower bound, its rounds, whether it was frozen now,
+    exploiters frozen so far)."""
+    if int(budget) < 1:
+        raise ValueError(f"the exploiter's budget must be >= 1 round, got {budget}")
+    mean, low = exploiter_margin(exploiters)
+    rounds = int(np.asarray(exploiters.rounds)) + 1
+    frozen = bool(low > margin) or rounds >= int(budget)
+    pool, learner = exploiters.pool, exploiters.learner
+    if frozen:
+        pool = jax.tree_util.tree_map(np.asarray, _promote_compiled(pool, params(learner)))
+        learner = jax.tree_util.tree_map(np.asarray, restart(newest))
+        rounds = 0
+    zero = np.float32(0.0)
+    exploiters = exploiters.replace(learner=learner, target=jax.tree_util.tree_map(np.asarray, newest), pool=pool,
+                                    rounds=np.int32(rounds), updates=zero, total=zero, squares=zero)
+    return exploiters, {"exploiter_return": mean, "exploiter_return_low": float(low),
+                        "exploiter_rounds": rounds, "exploiter_frozen": frozen,
+                        "exploiters": int(np.asarray(pool.added))}
+
+
+def sample_exploiter(exploiters: Exploiters, key: jax.Array) -> jax.Array:
+    """int32 []: a frozen exploiter's slot, uniform among the filled ones (0 when none)."""
+    return sample(exploiters.pool, key)
