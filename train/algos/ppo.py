@@ -4,6 +4,11 @@ a game: the game reaches the learner through the opponent wrapper (``train/algos
 and ``features(state, seat)``. ``update(carry, key)``: opponents per group, a rollout, GAE
 targets, SGD epochs over minibatches; the pool in the carry is changed only by the pipeline's
 league hook. The steps, the losses, the contracts and the devices: docs/learners.md.
+
+:func:`make_with_exploiter`: the same learner with an exploiter beside it (AlphaStar's main
+exploiter, ``train/algos/league.py``): each update trains the main learner, then a second PPO
+learner of the same network against the frozen main model in its carry's pool
+(``league.WithExploiters``); the pipeline's hook freezes and restarts it between chunks.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
+from train.algos import league as league_lib
 from train.algos.learner import Learner
 from train.algos.opponents import BIG, Seat, VsOpponents
 from train.common.mesh import BATCH, batch_mesh, check_divisible, shard_batch
 
-__all__ = ["LOSSES", "PPO", "PPOCarry", "PPOConfig", "Parts", "Transition", "deal", "fill_bounds", "gae", "init",
+__all__ = ["LOSSES", "PPO", "init_with_exploiter", "make_with_exploiter", "start_exploiter",
+           "update_with_exploiter", "PPOCarry", "PPOConfig", "Parts", "Transition", "deal", "fill_bounds", "gae", "init",
            "loss", "make", "policy", "ppo_policy_loss", "probs", "rollout", "squared_value_loss",
            "trinal_clip_policy_loss", "trinal_value_loss", "update"]
 
@@ -147,6 +154,7 @@ class PPO(Learner):
 
     parts: Parts = None
     probs: Callable[[Any, Any, jax.Array], jax.Array] = None
+    exploiter: Parts | None = None   # the exploiter's pieces (make_with_exploiter), else None
 
 
 # -- the pure pieces ------------------------------------------------------------------------
@@ -481,3 +489,71 @@ def make(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool:
     return PPO(init=functools.partial(init, parts, net, pool), update=functools.partial(update, parts),
                policy=functools.partial(policy, parts), params=operator.attrgetter("params"), parts=parts,
                probs=functools.partial(probs, parts))
+
+
+# -- an exploiter beside the main learner -------------------------------------------------------
+
+
+def start_exploiter(parts: Parts, params) -> PPOCarry:
+    """The exploiter's carry, (re)started from ``params`` (the main model's, copied): a fresh
+    Adam state, its counters at 0, its pool a placeholder (its target comes with each update)."""
+    params = jax.tree_util.tree_map(jnp.array, params)
+    return PPOCarry(params=params, opt_state=parts.optimizer.init(params), pool=jnp.zeros((), jnp.float32),
+                    step=jnp.int32(0), decisions=jnp.int32(0), episodes=jnp.int32(0))
+
+
+def _exploiter_step(parts: Parts, learner: PPOCarry, target, key) -> tuple[PPOCarry, dict]:
+    """One PPO update of the exploiter, every group of its games against ``target``."""
+    learner, metrics = update(parts, learner.replace(pool=target), key)
+    return learner.replace(pool=jnp.zeros((), jnp.float32)), metrics
+
+
+def _returns(metrics: dict) -> tuple[jax.Array, jax.Array]:
+    return metrics["episode_return"], metrics["games_finished"]
+
+
+def _against_target(exploiter_opponent: Callable, target, params, key):
+    del params   # the exploiter plays its target only, never itself
+    return exploiter_opponent(target, key)
+
+
+def init_with_exploiter(parts: Parts, exploiter: Parts, net, pool: Any, capacity: int, key: jax.Array) -> PPOCarry:
+    """:func:`init`, its pool a ``league.WithExploiters``: ``pool`` and an exploiter started
+    from the main learner's first parameters, training against them."""
+    carry = init(parts, net, pool, key)
+    exploiters = league_lib.start_exploiters(start_exploiter(exploiter, carry.params), carry.params,
+                                             capacity=capacity)
+    return carry.replace(pool=league_lib.WithExploiters(league=carry.pool, exploiters=exploiters))
+
+
+def update_with_exploiter(parts: Parts, exploiter: Parts, carry: PPOCarry, key: jax.Array) -> tuple[PPOCarry, dict]:
+    """:func:`update` of the main learner, then one of the exploiter in ``carry.pool`` against
+    its target (``league.train_exploiter``). Metrics: the main learner's, and
+    ``exploiter_episode_return``, ``exploiter_games_finished`` of the exploiter's games."""
+    k_main, k_exploiter = jax.random.split(key)
+    carry, metrics = update(parts, carry, k_main)
+    exploiters, xm = league_lib.train_exploiter(functools.partial(_exploiter_step, exploiter),
+                                                carry.pool.exploiters, k_exploiter, returns=_returns)
+    metrics.update(exploiter_episode_return=xm["episode_return"], exploiter_games_finished=xm["games_finished"])
+    return carry.replace(pool=carry.pool.replace(exploiters=exploiters)), metrics
+
+
+def make_with_exploiter(cfg: PPOConfig, wrapper: VsOpponents, net, *, features: Callable, pool: Any,
+                        choose_opponent: Callable[[Any, Any, jax.Array], Any],
+                        exploiter_opponent: Callable[[Any, jax.Array], Any], capacity: int) -> PPO:
+    """:func:`make` with an exploiter (module doc): the same arguments, and
+
+      choose_opponent: ``choose_opponent(pool, params, key) -> table`` of the main learner, its
+        ``pool`` a ``league.WithExploiters`` (``pool`` here and the exploiters, whose frozen
+        models it may draw).
+      exploiter_opponent: ``exploiter_opponent(target, key) -> table``, how the exploiter's
+        games face ``target``, the frozen main model's parameters (jittable).
+      capacity: frozen exploiters kept (a ring buffer, the oldest leaves).
+
+    The exploiter has the main learner's hyper-parameters and network. ``exploiter`` of the
+    result holds its pieces, for ``start_exploiter`` in the pipeline's hook."""
+    main = make(cfg, wrapper, net, features=features, pool=pool, choose_opponent=choose_opponent)
+    exploiter = dataclasses.replace(main.parts, choose_opponent=functools.partial(_against_target, exploiter_opponent))
+    return dataclasses.replace(
+        main, init=functools.partial(init_with_exploiter, main.parts, exploiter, net, pool, int(capacity)),
+        update=functools.partial(update_with_exploiter, main.parts, exploiter), exploiter=exploiter)
