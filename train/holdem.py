@@ -79,6 +79,17 @@ class Config(RunConfig):
     """Duplicate deals of the newest model against each pool model it meets (0: none)."""
     elo_opponents: int = 4
     """Pool models the newest meets after every round, the most recent first (0: all)."""
+    exploiter_share: float = 0.0
+    """Share of the opponents that are frozen exploiters (AlphaStar's main exploiters,
+    train/algos/league.py; 0: none, no exploiter trained). Off by default: not yet measured.
+    Above 0 each update also trains an exploiter against the newest model (about twice the cost)."""
+    exploiter_margin_mbb: float = 1_000.0
+    """The exploiter is frozen into the exploiters' pool once its training return against the
+    newest model over a round is above this (the lower end of its 95% interval), mbb/hand."""
+    exploiter_rounds: int = 10
+    """...or after this many rounds whatever it reached; it then restarts from the newest model."""
+    exploiter_capacity: int = 8
+    """Frozen exploiters kept (the oldest leaves when full)."""
     learner: Annotated[PPOConfig, tyro.conf.OmitArgPrefixes] = PPOConfig()
     """The learner's hyper-parameters (train/algos/ppo.py), flags without a prefix."""
 
@@ -88,7 +99,8 @@ class Config(RunConfig):
             raise ValueError(f"network must be one of {', '.join(SIZES)}, got {self.network!r}")
         if self.tower and self.tower not in TOWERS:
             raise ValueError(f"tower must be one of {', '.join(TOWERS)} (or empty), got {self.tower!r}")
-        for name in ("rounds", "updates_per_round", "pool_capacity", "best_k"):
+        for name in ("rounds", "updates_per_round", "pool_capacity", "best_k", "exploiter_rounds",
+                     "exploiter_capacity"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("eval_deals", "final_eval_deals"):
@@ -107,6 +119,9 @@ class Config(RunConfig):
         lib.anchor_names(self.anchors)
         if not 0.0 <= self.anchor_fraction <= 1.0:
             raise ValueError(f"anchor_fraction must be in [0, 1], got {self.anchor_fraction}")
+        if not 0.0 <= self.exploiter_share <= 1.0 - self.anchor_fraction:
+            raise ValueError(f"exploiter_share must be in [0, 1 - anchor_fraction = {1.0 - self.anchor_fraction:g}], "
+                             f"got {self.exploiter_share}")
         self.learner.validate()
         check_divisible(self.learner.num_envs)
         updates = self.rounds * self.updates_per_round

@@ -14,8 +14,17 @@ against the anchors, plays it against the most recent pool models and rates ever
 Elo (the first anchor at 0). At the end: the final duplicate evaluation over ``final_eval_deals`` deals a
 baseline, local best response (LBR) against the agent, plots, report and summary.
 
+With ``exploiter_share`` above 0 (off by default, not yet measured), an exploiter hunts the
+agent (AlphaStar's main exploiters, ``league.Exploiters``): a second PPO learner of the same
+network that trains only against the frozen newest model; when its training return against
+it clears ``exploiter_margin_mbb`` (the lower end of its 95% interval over a round's updates)
+or after ``exploiter_rounds`` rounds, it is frozen into a pool of exploiters and restarted from
+the newest model; that share of the agent's groups then faces a frozen exploiter (drawn
+uniformly) instead of a Best-K model. Each update trains both learners: about twice the cost.
+
 The pool, its results table and ratings live in the learner's carry (``PPOCarry.pool``), so
-they are checkpointed with everything else and ``--resume`` is exact.
+they are checkpointed with everything else and ``--resume`` is exact; so do the exploiter,
+its target and the frozen exploiters when on.
 """
 
 from __future__ import annotations
@@ -105,6 +114,9 @@ def memory(config) -> tuple[dict[str, int], dict[str, int]]:
         "the network and its Adam moments (network)": 3 * params,
         "the league's pool of past models (pool_capacity, network)": config.pool_capacity * params,
     }
+    if config.exploiter_share > 0:
+        held["the exploiter, its Adam moments and target (network)"] = 4 * params
+        held["the frozen exploiters (exploiter_capacity, network)"] = config.exploiter_capacity * params
     passing = {
         "an update's rollout (num_envs, num_steps)": lc.num_envs * (lc.num_steps * decision + 2 * state),
         "the evaluation's games (final_eval_deals)": 2 * max(config.eval_deals, config.final_eval_deals) * 2 * state,
@@ -121,18 +133,35 @@ def _state_bytes() -> int:
 # -- the opponents -----------------------------------------------------------------------------
 
 
-def choose_opponent(pool: league_lib.League, params, key, *, best_k: int, anchor_fraction: float,
-                    num_anchors: int = len(ANCHORS)) -> Opponent:
+def choose_opponent(pool, params, key, *, best_k: int, anchor_fraction: float,
+                    num_anchors: int = len(ANCHORS), exploiter_share: float = 0.0) -> Opponent:
     """One group's opponent for one update: a fixed anchor with probability
     ``anchor_fraction`` (uniform among the ``num_anchors``), else a model drawn uniformly among
-    the ``best_k`` best rated of the pool (the learner itself while the pool is empty). Jittable."""
+    the ``best_k`` best rated of the pool (the learner itself while the pool is empty). With
+    ``exploiter_share`` > 0 (``pool`` a ``league.WithExploiters``), that share of the draws is a
+    frozen exploiter (uniform among them) instead, once one is frozen (before: the Best-K draw).
+    Jittable."""
     k_anchor, k_which, k_slot = jax.random.split(key, 3)
+    league = league_lib.league_of(pool)
     anchor = jax.random.bernoulli(k_anchor, anchor_fraction)
     which = jax.random.randint(k_which, (), 0, num_anchors)
-    slot = league_lib.sample_best_k(pool, best_k, k_slot)
-    has = pool.size > 0
-    net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(pool, slot), params)
+    slot = league_lib.sample_best_k(league, best_k, k_slot)
+    has = league.size > 0
+    net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(has, p, q), league_lib.get(league, slot), params)
+    if exploiter_share > 0:   # static: share 0 draws exactly as before
+        exploiters = pool.exploiters
+        u = jax.random.uniform(k_anchor, ())
+        anchor = u < anchor_fraction
+        faces = (~anchor) & (u < anchor_fraction + exploiter_share) & (exploiters.pool.size > 0)
+        frozen = league_lib.get(exploiters.pool, league_lib.sample_exploiter(exploiters, jax.random.fold_in(k_slot, 1)))
+        net_params = jax.tree_util.tree_map(lambda p, q: jnp.where(faces, p, q), frozen, net_params)
     return Opponent(kind=jnp.where(anchor, 1 + which, NETWORK).astype(jnp.int32), params=net_params)
+
+
+def exploiter_opponent(target, key) -> Opponent:
+    """The exploiter's opponent in every group: the frozen main model ``target``."""
+    del key
+    return Opponent(kind=jnp.int32(NETWORK), params=target)
 
 
 def opponent_policy(env, net, anchors: Sequence[str] = ANCHORS):
@@ -168,7 +197,8 @@ def build(config):
     """``(env, net, learner, agent)`` for a ``train.holdem.Config`` (:func:`build_parts`)."""
     return build_parts(network_size=config.network, tower=config.tower, pool_capacity=config.pool_capacity,
                        best_k=config.best_k, anchor_fraction=config.anchor_fraction,
-                       anchors=anchor_names(config.anchors), learner=config.learner)
+                       anchors=anchor_names(config.anchors), learner=config.learner,
+                       exploiter_share=config.exploiter_share, exploiter_capacity=config.exploiter_capacity)
 
 
 def anchor_names(anchors: str) -> tuple[str, ...]:
@@ -184,8 +214,10 @@ def anchor_names(anchors: str) -> tuple[str, ...]:
 
 
 def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: int, anchor_fraction: float,
-                learner: ppo.PPOConfig, anchors: Sequence[str] = ANCHORS):
-    """``(env, net, learner, agent)``: the learner (``ppo.make``) and the agent as a
+                learner: ppo.PPOConfig, anchors: Sequence[str] = ANCHORS, exploiter_share: float = 0.0,
+                exploiter_capacity: int = 8):
+    """``(env, net, learner, agent)``: the learner (``ppo.make``; ``ppo.make_with_exploiter``
+    when ``exploiter_share`` > 0) and the agent as a
     :class:`~jaxgames.player.Player` (its policy samples the network's masked softmax; its
     probabilities feed LBR). Keyword settings, so that a benchmark builds the run's learner
     without the entry module's Config."""
@@ -198,10 +230,13 @@ def build_parts(*, network_size: str, tower: str, pool_capacity: int, best_k: in
     params0 = jax.eval_shape(net.init, jax.random.key(0), *net_lib.example_inputs())
     pool = league_lib.empty(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), params0),
                             capacity=pool_capacity, num_fixed=len(anchors))
-    trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool,
-                       choose_opponent=functools.partial(choose_opponent, best_k=best_k,
-                                                         anchor_fraction=anchor_fraction,
-                                                         num_anchors=len(anchors)))
+    choose = functools.partial(choose_opponent, best_k=best_k, anchor_fraction=anchor_fraction,
+                               num_anchors=len(anchors), exploiter_share=exploiter_share)
+    if exploiter_share > 0:
+        trainer = ppo.make_with_exploiter(learner, wrapper, net, features=feats, pool=pool, choose_opponent=choose,
+                                          exploiter_opponent=exploiter_opponent, capacity=exploiter_capacity)
+    else:
+        trainer = ppo.make(learner, wrapper, net, features=feats, pool=pool, choose_opponent=choose)
     agent = Player("agent", trainer.policy, None, probs=trainer.probs)
     return env, net, trainer, agent
 
@@ -274,19 +309,46 @@ def pipeline(config) -> Pipeline:
         h2h = bots_lib.head_to_head(env, agent, agent, k, num_deals=config.elo_deals, params=[newest, other])
         return h2h.deal_returns
 
+    hunted = config.exploiter_share > 0
+    hook = league_hook(get=lambda carry: league_lib.league_of(carry.pool),
+                       put=lambda carry, pool: carry.replace(pool=carry.pool.replace(league=pool) if hunted else pool),
+                       params=learner.params,
+                       fixed=lambda results: {i: results[name].deal_returns for i, name in enumerate(anchors)},
+                       play=pool_games if config.elo_deals else None, opponents=config.elo_opponents)
     return Pipeline(
         game=GAME, keys=Keys.of(config.seed), init=init, update=learner.update, params=learner.params,
         num_updates=config.rounds * config.updates_per_round, chunk_size=config.updates_per_round,
         evaluate=functools.partial(evaluate_round, config, env, learner, agent),
-        league=league_hook(get=lambda carry: carry.pool, put=lambda carry, pool: carry.replace(pool=pool),
-                           params=learner.params,
-                           fixed=lambda results: {i: results[name].deal_returns for i, name in enumerate(anchors)},
-                           play=pool_games if config.elo_deals else None, opponents=config.elo_opponents),
+        league=functools.partial(exploiter_hook, config, learner, hook) if hunted else hook,
         final=functools.partial(final_evaluation, config, env, learner, agent),
         best_metric="score",
         display=Display(enabled=config.progress, desc="holdem decisions", units_per_update=lc.num_envs * lc.num_steps,
                         show=lambda s: f"{s['hands/s']:,.0f} hands/s  mbb/hand vs random {s['vs_random']:+,.0f}"
                                        f"  call {s['vs_call']:+,.0f}  equity {s['vs_equity']:+,.0f}"))
+
+
+#: mbb/hand of one unit of the learner's return per hand (REWARD_UNIT_BB big blinds)
+MBB_PER_UNIT = 1000 * REWARD_UNIT_BB
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def exploiter_hook(config, learner, league, step: int, carry, rnd: Round, keys: Keys) -> tuple[object, dict]:
+    """The league's hook (``league``), then the exploiter's (``league.exploiter_round``): freeze it
+    and restart it from the newest model when it beat its target by the margin or spent its
+    budget; its target the newest model. Host arrays, deterministic in the carry."""
+    carry, info = league(step, carry, rnd, keys)
+    exploiters, x = league_lib.exploiter_round(
+        to_host(carry.pool.exploiters), to_host(learner.params(carry)), margin=config.exploiter_margin_mbb / MBB_PER_UNIT,
+        budget=config.exploiter_rounds, params=learner.params,
+        restart=functools.partial(ppo.start_exploiter, learner.exploiter))
+    carry = carry.replace(pool=carry.pool.replace(exploiters=jax.tree_util.tree_map(jnp.asarray, exploiters)))
+    return carry, {**info, "exploiter_mbb": _finite(MBB_PER_UNIT * x["exploiter_return"]),
+                   "exploiter_mbb_low": _finite(MBB_PER_UNIT * x["exploiter_return_low"]),
+                   "exploiter_rounds": x["exploiter_rounds"], "exploiter_frozen": x["exploiter_frozen"],
+                   "exploiters": x["exploiters"]}
 
 
 def evaluate_round(config, env, learner, agent, c: Chunk) -> Round:
@@ -339,7 +401,7 @@ def final_evaluation(config, env, learner, agent, end: End) -> Final:
     # lost to the equity bot had collapsed to one preflop line whatever their cards
     # (docs/lab/holdem.md)
     profile = preflop_profile(env, agent.probs, params, end.keys.profile, num_deals=PROFILE_DEALS)
-    ratings = league_lib.elo_list(to_host(end.carry.pool))
+    ratings = league_lib.elo_list(to_host(league_lib.league_of(end.carry.pool)))
     summary.update({
         "final_eval_deals": config.final_eval_deals, "lbr_hands": config.lbr_hands,
         "hands_trained": int(np.asarray(end.carry.episodes)),
@@ -347,6 +409,8 @@ def final_evaluation(config, env, learner, agent, end: End) -> Final:
         "final_elo": ratings.get(rows[-1]["generation"]), "rounds": config.rounds,
         "loss": config.learner.loss, "parameters": param_count(config),
     })
+    if config.exploiter_share > 0:
+        summary["exploiters_frozen"] = int(np.asarray(end.carry.pool.exploiters.pool.added))
     return Final(summary, report=lambda s: report(config, anchors, s, rows, ratings, final, lbr, profile),
                  files=lambda rundir, s: write_plots(rundir, rows, ratings, anchors))
 
@@ -404,6 +468,10 @@ def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
         f"a round, {config.rounds} rounds: {summary['hands_trained']:,} hands. Opponents per group of games and "
         f"update: an anchor ({', '.join(anchors)}) with probability {config.anchor_fraction:g}, else one of the "
         f"{config.best_k} best rated pool models. Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
+        + (f"Exploiters (off by default, not yet measured): a share {config.exploiter_share:g} of the groups faced "
+           f"one of the {summary['exploiters_frozen']} frozen exploiters once one was frozen (margin "
+           f"{config.exploiter_margin_mbb:,.0f} mbb/hand, budget {config.exploiter_rounds} rounds).\n\n"
+           if config.exploiter_share > 0 else "")
         + ("The equity bot is an anchor: the agent trained against it, so its result is not a held-out "
            "measure; local best response is.\n\n" if "equity" in anchors else "")
         + f"## Final evaluation\n\nDuplicate deals (each played twice, seats swapped), mbb/hand from the agent's "
