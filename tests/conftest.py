@@ -92,6 +92,31 @@ def optimised_compiles():
 
 
 @pytest.fixture
+def on_one_and_four_devices():
+    """``run(script)``: the Python ``script`` run at once in two processes, of 1 and of 4 CPU
+    devices, each printing one JSON line last; their two dicts, (one, four)."""
+    import json
+    import subprocess
+    from train.common.launcher import cpu_devices_env
+    repo = pathlib.Path(__file__).resolve().parents[1]
+
+    def start(script, n):
+        env = dict(cpu_devices_env(os.environ, n), PYTHONPATH=str(repo))
+        return subprocess.Popen([sys.executable, "-c", script], env=env, cwd=repo, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def result(proc):
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err[-2000:]
+        return json.loads(out.strip().splitlines()[-1])
+
+    def run(script):
+        procs = start(script, 1), start(script, 4)   # both at once
+        return tuple(result(p) for p in procs)
+    return run
+
+
+@pytest.fixture
 def exits_2_with_one_line(capsys):
     """``check(main, argv, message)``: ``main(argv)`` refuses the flags with exit status 2 and
     one ``error:`` line that contains ``message``, no traceback (every play CLI's contract)."""

@@ -3,10 +3,7 @@
 on the learner alone."""
 
 import dataclasses
-import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import chex
@@ -20,7 +17,6 @@ from train.algos import alphazero as az
 from train.algos import league as league_lib
 from train.algos import replay as replay_lib
 from train.common import make_chunk
-from train.common.launcher import cpu_devices_env
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 N = 3
@@ -309,19 +305,8 @@ print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).t
 """
 
 
-def test_four_devices_match_one():
-    def start(n):  # both processes at once
-        env = dict(cpu_devices_env(os.environ, n), PYTHONPATH=str(REPO))
-        return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def result(proc):
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err[-2000:]
-        return json.loads(out.strip().splitlines()[-1])
-
-    procs = start(1), start(4)
-    one, four = (result(p) for p in procs)
+def test_four_devices_match_one(on_one_and_four_devices):
+    one, four = on_one_and_four_devices(_SHARDED)
     assert one["devices"] == 1 and four["devices"] == 4
     np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4)
     np.testing.assert_allclose(four["wp"], one["wp"], rtol=1e-4, atol=1e-5)

@@ -3,10 +3,7 @@ end to end on BitGuess (tests/toy_games.py), where naming one's own private bit 
 against a random opponent."""
 
 import dataclasses
-import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import flax.linen as nn
@@ -19,7 +16,6 @@ from jaxgames.core import random_legal_action
 from train.algos import ppo
 from train.algos.opponents import BIG, VsOpponents
 from train.common import make_chunk
-from train.common.launcher import cpu_devices_env
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # tests/: the toy games
 from toy_games import BitGuess  # noqa: E402
@@ -231,19 +227,9 @@ print(json.dumps({"devices": jax.device_count(), "loss": np.asarray(m["loss"]).t
 """
 
 
-def test_four_devices_match_one():
+def test_four_devices_match_one(on_one_and_four_devices):
     """The games' batch axis split over 4 devices gives the run of 1 device."""
-    def start(n):  # both processes at once
-        env = dict(cpu_devices_env(os.environ, n), PYTHONPATH=str(REPO))
-        return subprocess.Popen([sys.executable, "-c", _SHARDED], env=env, cwd=REPO, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def result(proc):
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err[-2000:]
-        return json.loads(out.strip().splitlines()[-1])
-
-    one, four = (result(p) for p in (start(1), start(4)))
+    one, four = on_one_and_four_devices(_SHARDED)
     assert (one["devices"], one["sharded"]) == (1, 1) and (four["devices"], four["sharded"]) == (4, 4)
     np.testing.assert_allclose(four["loss"], one["loss"], rtol=1e-4, atol=1e-6)
     for a, b in zip(four["params"], one["params"]):
