@@ -3,6 +3,7 @@ max^n over the current trick (perfect information) and inside PIMC (imperfect in
 
     python -m train.hearts                       # quick: the Q♠ and hearts stages, then the combined player
     python -m train.hearts --preset full         # <= 2 h on a 2-core CPU
+    python -m train.hearts --preset source       # the source's 200,000 games a stage: days on 2 cores, resumable
     python -m train.hearts --predictor qs        # the Q♠ predictor alone
     python -m train.hearts --opponent pie        # one learning seat against three PIE players
 
@@ -125,6 +126,12 @@ PRESETS = {
     # this kind: a stage round of 1,600 games took over 4.5 min, two seeds side by side.
     "full": Config(stage_rounds=4, rounds=5, updates_per_round=25, eval_deals=10, final_eval_deals=100,
                    imperfect_deals=20),
+    # the source's volume: 200,000 games for each stage (its runs of the Q♠ and the hearts
+    # predictors), then 200,000 of the combined player; rounds of 125 x 32 = 4,000 games, so the
+    # round's evaluation (10 deals x 14) costs a few percent; 100 deals at the end, 50 in PIMC (the
+    # issue's protocol). Days on a 2-core CPU (docs/hearts_training.md): resume it (--resume).
+    "source": Config(stage_rounds=50, rounds=50, updates_per_round=125, eval_deals=10, final_eval_deals=100,
+                     imperfect_deals=50),
 }
 
 

@@ -163,7 +163,12 @@ def test_bad_flags_are_one_line(argv, line, tmp_path, capsys):
 def test_presets_are_valid():
     for name, c in PRESETS.items():
         c.validate()
-    assert PRESETS["full"].rounds * PRESETS["full"].updates_per_round > PRESETS["quick"].rounds * PRESETS["quick"].updates_per_round
+    def games(c, rounds):
+        return rounds * c.updates_per_round * c.games_per_update
+    assert games(PRESETS["full"], PRESETS["full"].rounds) > games(PRESETS["quick"], PRESETS["quick"].rounds)
+    # the source's volume: 200,000 games for each stage and for the combined player
+    source = PRESETS["source"]
+    assert games(source, source.stage_rounds) == games(source, source.rounds) == 200_000
 
 
 def test_training_against_pie_plays_pie_in_the_three_other_seats():
