@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from jaxgames.terminal import OpponentUnavailable
 from jaxgames.web.errors import BadRequest
 
 #: the games whose play CLI takes a trained run folder (``--run``)
@@ -38,11 +39,11 @@ class Agents:
     def get(self, key: tuple, build: Callable[[], Any]) -> Any:
         """The player cached under ``key``, built once; a ValueError of the loader (a damaged
         or missing file: jaxgames' loaders raise nothing else on purpose) is a 400 for the
-        request and is not cached."""
+        request and is not cached (as the play CLIs' OpponentUnavailable)."""
         with self._lock:
             if key not in self._cache:
                 try:
                     self._cache[key] = build()
-                except ValueError as e:
+                except (ValueError, OpponentUnavailable) as e:
                     raise BadRequest(f"the {key[0]} opponent cannot be used: {e}") from None
             return self._cache[key]
