@@ -54,9 +54,12 @@ def _az_visits(board_size: int, network: str, search: str, simulations: int, siz
 
 
 @functools.lru_cache(maxsize=None)
-def _uct_visits(env, simulations: int):
+def _uct(env, simulations: int):
+    """Jitted ``search(state, key) -> UCTOutput`` (the move and the root's visit counts): the
+    computer's UCT move and the person's "think" are one compiled search (the policy the play
+    CLI jits is this search's ``.action``; compiling both would double the first wait)."""
     from jaxgames.search.uct import uct_search
-    return jax.jit(lambda state, key: uct_search(env, state, key, num_simulations=simulations).visit_counts)
+    return jax.jit(lambda state, key: uct_search(env, state, key, num_simulations=simulations))
 
 
 def seat_view(state, n: int, human: int) -> dict:
@@ -104,7 +107,10 @@ class Game:
         while not bool(self.state.terminated) and int(self.state.current_player) != self.human:
             self.searches += 1
             key = jax.random.fold_in(self._key, self.searches)
-            action = int(jitted(self.player.policy)(self.player.params, self.state, key))
+            if self.opponent_name == "uct":
+                action = int(_uct(self.env, self.uct_simulations)(self.state, key).action)
+            else:
+                action = int(jitted(self.player.policy)(self.player.params, self.state, key))
             if not bool(np.asarray(self.state.legal_action_mask)[action]):
                 raise RuntimeError(f"{self.player.name} chose the illegal move {action}")
             self.states.append(self._step(self.state, jnp.int32(action)))
@@ -157,7 +163,7 @@ class Game:
         key = jax.random.fold_in(self._key, 10**6 + self.version)
         p = self.player
         if self.opponent_name == "uct":
-            visits = np.asarray(_uct_visits(self.env, self.uct_simulations)(s, key))
+            visits = np.asarray(_uct(self.env, self.uct_simulations)(s, key).visit_counts)
         else:
             visits = np.asarray(_az_visits(p.board_size, p.network_kind, p.search, p.simulations, p.sizes,
                                            p.symmetric)(p.params, s, key))

@@ -224,28 +224,29 @@ def test_2048_moves_hint_and_refusals(c):
 
 
 # -- Hex -----------------------------------------------------------------------------------------
-# plain UCT on a 5x5 board with few simulations: the cheap opponent (the shipped agents play 7x7
-# and larger, and each is a network to compile)
+# plain UCT on a 3x3 board with 8 simulations and the swap rule in both tests: one cheap
+# opponent compiled once (the shipped agents play 7x7 and larger, each a network to compile)
+HEX = {"opponent": "uct", "board_size": 3, "simulations": 8, "swap": True}
 
 def test_hex_moves_swap_undo_sgf_and_refusals(c):
-    gid, view = new(c, "hex", opponent="uct", board_size=5, simulations=20, swap=True, colour="white", seed=2)
+    gid, view = new(c, "hex", **HEX, colour="white", seed=2)
     assert view["human"] == 1 and len(view["moves"]) == 1 and view["to_move"] == 1   # Black (UCT) opened
     assert view["can_swap"]
     first = view["last_move"]
-    assert first not in view["legal"] and len(view["legal"]) == 24
+    assert first not in view["legal"] and len(view["legal"]) == 8
     for body, status, says in [({"cell": first}, 422, "is taken"),
-                               ({"cell": 25}, 400, "cell must be in 0..24"),
+                               ({"cell": 9}, 400, "cell must be in 0..8"),
                                ({"undo": True}, 422, "nothing to undo"),
                                ({"pass": True}, 400, "unknown Hex move"),
                                ({}, 400, "a Hex move is")]:
         refused(c.post(f"/api/hex/{gid}/move", json=body), status, says)
         assert c.get(f"/api/hex/{gid}").json() == view
     thought = c.get(f"/api/hex/{gid}/think").json()
-    assert thought["total"] == 20 and thought["swap_visits"] is not None
-    assert sum(map(sum, thought["visits"])) + thought["swap_visits"] == 20
+    assert thought["total"] == 8 and thought["swap_visits"] is not None
+    assert sum(map(sum, thought["visits"])) + thought["swap_visits"] == 8
     swapped = c.post(f"/api/hex/{gid}/move", json={"swap": True}).json()
     assert swapped["moves"][1] == "swap" and len(swapped["moves"]) == 3 and not swapped["can_swap"]
-    r, col = divmod(first, 5)
+    r, col = divmod(first, 3)
     assert swapped["board"][col][r] == -1          # Black's stone became White's, mirrored
     refused(c.post(f"/api/hex/{gid}/move", json={"swap": True}), 422, "no swap now")
     back = c.post(f"/api/hex/{gid}/move", json={"undo": True}).json()
@@ -253,12 +254,12 @@ def test_hex_moves_swap_undo_sgf_and_refusals(c):
     cell = back["legal"][0]
     after = c.post(f"/api/hex/{gid}/move", json={"cell": cell}).json()
     sgf = c.get(f"/api/hex/{gid}/sgf")
-    assert sgf.status_code == 200 and sgf.text.startswith("(;FF[4]GM[11]SZ[5]")
+    assert sgf.status_code == 200 and sgf.text.startswith("(;FF[4]GM[11]SZ[3]")
     assert sgf.text.count(";B[") + sgf.text.count(";W[") == len(after["moves"])
 
 
 def test_hex_game_played_to_its_end(c):
-    gid, view = new(c, "hex", opponent="uct", board_size=3, simulations=8, seed=3)
+    gid, view = new(c, "hex", **HEX, colour="black", seed=3)
     while not view["over"]:
         view = c.post(f"/api/hex/{gid}/move", json={"cell": view["legal"][0]}).json()
     assert view["winner"] in (0, 1) and view["legal"] == [] and view["to_move"] is None
