@@ -76,6 +76,14 @@ class Config(RunConfig):
     """Train on the board's 180-degree rotation with probability 1/2."""
     uct_simulations: int = 200
     """Simulations of the plain-UCT opponent of the evaluation."""
+    uct_ladder: tuple[int, ...] = ()
+    """A rising UCT ladder: ascending simulation counts (e.g. 1000 2000 5000 10000). The round
+    evaluation's UCT and the self-play anchor both play on the current rung, one up after a
+    round whose win rate's 95% interval lies above ladder_threshold (in place of
+    uct_simulations and anchor_simulations). Empty: off."""
+    ladder_threshold: float = 0.5
+    """The ladder climbs once the lower end of the round's 95% interval is above this: 0.5 is
+    "better than this rung" with 97.5% confidence, not a lucky round (20 games: 15 wins)."""
     eval_games: int = 20
     """Evaluation games against UCT after every round, half as Black (the source: 20)."""
     final_eval_games: int = 200
@@ -115,6 +123,11 @@ class Config(RunConfig):
                 raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
         if self.eval_games % 2:
             raise ValueError(f"eval_games must be even (half as Black), got {self.eval_games}")
+        ladder = self.uct_ladder
+        if any(s < 1 for s in ladder) or any(b <= a for a, b in zip(ladder, ladder[1:])):
+            raise ValueError(f"uct_ladder must be ascending simulation counts >= 1, got {' '.join(map(str, ladder))}")
+        if not 0.0 < self.ladder_threshold < 1.0:
+            raise ValueError(f"ladder_threshold must be in (0, 1), got {self.ladder_threshold}")
         if not 0.0 <= self.dirichlet_fraction <= 1.0 or self.dirichlet_alpha <= 0:
             raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
         self.learner.validate()

@@ -131,6 +131,9 @@ class AZCarry:
     replay: replay_lib.Replay
     step: jax.Array        # int32 []  updates done
     games: jax.Array       # int32 []  games played (both phases)
+    # int32 []  the anchor ladder's rung (``make``'s ``ladder``; the pipeline raises it between
+    # chunks); None without a ladder, so such a carry keeps the layout of older checkpoints
+    rung: jax.Array | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +151,7 @@ class Parts:
     optimizer: optax.GradientTransformation
     max_moves: int
     phase1_updates: int
+    ladder: tuple[Anchor, ...] = ()   # the anchor's rungs, one picked by the carry's ``rung``
 
 
 class Matchup(NamedTuple):
@@ -157,6 +161,7 @@ class Matchup(NamedTuple):
     opponent: Any          # the opponent's parameters, the same tree (a pool model, else the newest)
     vs_anchor: jax.Array   # bool []  the anchor plays the opponent's moves
     itself: jax.Array      # bool []  the pool is empty: the newest plays itself, both sides' targets kept
+    rung: jax.Array        # int32 []  the anchor ladder's rung (0 without a ladder)
 
 
 class Games(NamedTuple):
@@ -300,7 +305,7 @@ def init(parts: Parts, init_fn, key: jax.Array, *, pool_capacity: int, num_fixed
     return AZCarry(params=params, average=jax.tree_util.tree_map(jnp.copy, params),
                    opt_state=parts.optimizer.init(params), league=league,
                    replay=replay_lib.empty(row, parts.cfg.buffer_size),
-                   step=jnp.int32(0), games=jnp.int32(0))
+                   step=jnp.int32(0), games=jnp.int32(0), rung=jnp.int32(0) if parts.ladder else None)
 
 
 def newest_seats(parts: Parts) -> jax.Array:
@@ -395,18 +400,28 @@ def self_play_moves(parts: Parts, shared: Matchup, seats, states, keys) -> Moves
     actions, policy, misrouted = searched_moves(parts, both, states, k_search, wants_new, wants_old)
     best = jnp.argmax(jnp.where(states.legal_action_mask, policy, -jnp.inf), axis=-1).astype(jnp.int32)
     actions = jnp.where(states.step_count < parts.cfg.sample_moves, actions, best)
-    if parts.anchor is not None:
+    if parts.anchor is not None or (parts.ladder and parts.cfg.anchor_fraction > 0):
         # the anchor replaces the opponent's moves (its half of the search ran on the newest
         # model's network: a second compiled search would cost more than it saves); it
         # searches half the batch, the opponent's movers first
         def anchored(actions):
             idx = jnp.argsort(jnp.where(wants_old, 0, 1), stable=True)[:g // 2]
-            moves = jnp.zeros(g, jnp.int32).at[idx].set(parts.anchor(_take(states, idx), k_anchor[idx]))
+            moves = jnp.zeros(g, jnp.int32).at[idx].set(anchor_moves(parts, shared.rung, _take(states, idx),
+                                                                     k_anchor[idx]))
             return jnp.where(wants_old, moves, actions)
         actions = jax.lax.cond(shared.vs_anchor, anchored, lambda a: a, actions)
     # the newest model's targets only (both sides' while the pool is empty and it plays itself)
     policy = jnp.where((wants_new | shared.itself)[:, None], policy, 0.0)
     return Moves(actions=actions, policy=policy, value=jnp.full(g, jnp.nan, jnp.float32), misrouted=misrouted)
+
+
+def anchor_moves(parts: Parts, rung: jax.Array, states, keys) -> jax.Array:
+    """int32 [b]: the anchor's moves, on the ladder's ``rung`` where there is a ladder. Each
+    rung is its own search (a plain-UCT search's simulation count is static: its tree's size and
+    its loop's length), so the update holds one branch per rung, all compiled once with it."""
+    if not parts.ladder:
+        return parts.anchor(states, keys)
+    return jax.lax.switch(rung, parts.ladder, states, keys)
 
 
 def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor) -> tuple[Matchup, jax.Array]:
@@ -422,7 +437,8 @@ def pick_opponent(parts: Parts, carry: AZCarry, k_opponent, k_anchor) -> tuple[M
                                       league_lib.get(carry.league, slot), carry.average)
     generation = jnp.where(vs_anchor, ANCHOR_GENERATION,
                            jnp.where(has, carry.league.ids[slot], NO_OPPONENT))
-    matchup = Matchup(newest=carry.average, opponent=opponent, vs_anchor=vs_anchor, itself=~has & ~vs_anchor)
+    matchup = Matchup(newest=carry.average, opponent=opponent, vs_anchor=vs_anchor, itself=~has & ~vs_anchor,
+                      rung=jnp.int32(0) if carry.rung is None else carry.rung)
     return matchup, generation
 
 
@@ -512,7 +528,7 @@ def policy(parts: Parts, params, state, key) -> jax.Array:
 def make(cfg: AZConfig, env: Env, net, make_search: Callable[[Callable], Search], *, max_moves: int,
          pool_capacity: int, num_fixed: int = 1, phase1_updates: int = 0, decay_updates: int = 0,
          symmetry: Symmetry | None = None, labeller: Labeller | None = None,
-         anchor: Anchor | None = None) -> AlphaZero:
+         anchor: Anchor | None = None, ladder: tuple[int, ...] = ()) -> AlphaZero:
     """The AlphaZero learner of ``env`` (two players, zero-sum, deterministic).
 
     Args:
@@ -529,6 +545,9 @@ def make(cfg: AZConfig, env: Env, net, make_search: Callable[[Callable], Search]
         (e.g. :func:`reverse_cells`); None: none.
       labeller: phase-1 labels (default plain UCT with ``cfg.phase1_simulations``).
       anchor: the ``anchor_fraction`` opponent (default plain UCT with ``cfg.anchor_simulations``).
+      ladder: plain-UCT simulations of a rising anchor's rungs, ascending (empty: the one
+        ``anchor``): the carry's ``rung`` (0 at first) says which plays; the pipeline raises it
+        between chunks (``carry.replace(rung=...)``).
     """
     cfg.validate()
     if env.num_players != 2:
@@ -545,13 +564,16 @@ def make(cfg: AZConfig, env: Env, net, make_search: Callable[[Callable], Search]
                                                 alpha=cfg.final_lr_fraction)
     if labeller is None and phase1_updates > 0:
         labeller = uct_labeller(env, cfg.phase1_simulations)
-    if anchor is None and cfg.anchor_fraction > 0:
+    if anchor is None and cfg.anchor_fraction > 0 and not ladder:
         anchor = uct_anchor(env, cfg.anchor_simulations)
+    if any(s < 1 for s in ladder) or any(b <= a for a, b in zip(ladder, ladder[1:])):
+        raise ValueError(f"ladder must be ascending simulation counts >= 1, got {tuple(ladder)}")
+    rungs = tuple(uct_anchor(env, s) for s in ladder)
     parts = Parts(cfg=cfg, env=env, apply_fn=apply_fn, search=make_search(apply_fn),
                   paired_search=make_search(paired_apply(apply_fn)), labeller=labeller,
                   anchor=anchor if cfg.anchor_fraction > 0 else None, symmetry=symmetry,
                   optimizer=optax.rmsprop(step_size, decay=cfg.rmsprop_decay, eps=cfg.rmsprop_eps),
-                  max_moves=max_moves, phase1_updates=phase1_updates)
+                  max_moves=max_moves, phase1_updates=phase1_updates, ladder=rungs)
     return AlphaZero(
         init=functools.partial(init, parts, init_fn, pool_capacity=pool_capacity, num_fixed=num_fixed),
         update=functools.partial(update, parts), policy=functools.partial(policy, parts),

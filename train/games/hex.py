@@ -68,6 +68,26 @@ def eval_simulations(config) -> int:
     return config.eval_simulations or config.simulations
 
 
+def rung_simulations(config, rung: int) -> int:
+    """Simulations of plain UCT on ``rung`` of the run's ladder (``uct_ladder``); without a
+    ladder, ``uct_simulations`` (rung 0, the only one)."""
+    return config.uct_ladder[rung] if config.uct_ladder else config.uct_simulations
+
+
+def climb(rung: int, wins: int, games: int, *, rungs: int, threshold: float) -> int:
+    """The ladder's rung after a round evaluation of ``wins`` in ``games`` against plain UCT on
+    ``rung`` (of ``rungs``): one up when the lower end of the win rate's 95% Wilson interval is
+    above ``threshold`` (the agent has beaten this rung, not merely been lucky on it), else the
+    same; never past the top, never down."""
+    low = arena_lib.wilson(wins, games)[0] if games else 0.0
+    return min(rung + 1, rungs - 1) if low > threshold else rung
+
+
+def current_rung(carry) -> int:
+    """The carry's rung of the UCT ladder (0 without a ladder)."""
+    return 0 if carry.rung is None else int(to_host(carry.rung))
+
+
 def memory(config) -> tuple[dict[str, int], dict[str, int]]:
     """``(held, passing)`` bytes for :func:`train.common.config.check_memory`, from the
     sizes of the network (:func:`param_count`) and of a game's state: all along the
@@ -85,7 +105,8 @@ def memory(config) -> tuple[dict[str, int], dict[str, int]]:
     uct_node = 12 * actions + state           # a plain-UCT tree node
     models = num_models(config)
     agent_tree = (eval_simulations(config) + 1) * node
-    uct_tree = (config.uct_simulations + 1) * uct_node
+    uct_simulations = max(config.uct_ladder or (config.uct_simulations,))   # the ladder's top rung
+    uct_tree = (uct_simulations + 1) * uct_node
     held = {
         "the network, its average and optimizer state (network size)": 3 * params,
         "the league's pool of past models and their results table (rounds, network size)":
@@ -104,8 +125,9 @@ def memory(config) -> tuple[dict[str, int], dict[str, int]]:
         passing["phase 1's UCT labels (games_per_update, phase1_simulations)"] = (
             az.games_per_update * (az.phase1_simulations + 1) * uct_node)
     if az.anchor_fraction > 0:
+        anchor = uct_simulations if config.uct_ladder else az.anchor_simulations
         passing["the UCT anchor's searches (games_per_update, anchor_simulations)"] = (
-            az.games_per_update * (az.anchor_simulations + 1) * uct_node)
+            az.games_per_update * (anchor + 1) * uct_node)
     return held, passing
 
 
@@ -155,10 +177,11 @@ def build(config):
                       pool_capacity=num_models(config), num_fixed=1,
                       phase1_updates=phase1_rounds(config) * config.updates_per_round,
                       decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
-                      symmetry=az.reverse_cells(n * n) if config.augment else None)
+                      symmetry=az.reverse_cells(n * n) if config.augment else None,
+                      ladder=tuple(config.uct_ladder))
     agent = mcts.mcts_policy(env, agent_apply(net.apply, n, config.eval_symmetry),
                              num_simulations=eval_simulations(config), kind=config.search)
-    uct = uct_policy(env, num_simulations=config.uct_simulations)
+    uct = uct_policy(env, num_simulations=rung_simulations(config, 0))
     return env, net, learner, agent, uct
 
 
@@ -192,16 +215,26 @@ def game_recorder(env, policies, num_games: int, max_moves: int):
 @functools.lru_cache(maxsize=2)
 def _compiled(key_config):
     """What a run compiles, shared by the runs of one process with the same settings (the
-    fields that change results): the learner, the arenas and the game recorder."""
-    env, net, learner, agent, uct = build(key_config)
-    uct_arena = arena_lib.Arena(env, [agent, uct], num_games=key_config.eval_games)
-    final_arena = (arena_lib.Arena(env, [agent, uct], num_games=key_config.final_eval_games)
-                   if key_config.final_eval_games else uct_arena)
+    fields that change results): the learner, the arenas and the game recorder. The games
+    against UCT come per rung of the ladder, ``versus(rung) -> (round arena, final arena,
+    recorder)``: UCT's simulation count is static (its tree's size), so each rung compiles its
+    own programs, once, when the run first stands on it (a handful of rungs: simpler than one
+    search sized for the top rung that stops early, and no bigger a tree than the rung needs)."""
+    env, net, learner, agent, _ = build(key_config)
+
+    @functools.lru_cache(maxsize=None)
+    def versus(rung: int):
+        uct = uct_policy(env, num_simulations=rung_simulations(key_config, rung))
+        uct_arena = arena_lib.Arena(env, [agent, uct], num_games=key_config.eval_games)
+        final_arena = (arena_lib.Arena(env, [agent, uct], num_games=key_config.final_eval_games)
+                       if key_config.final_eval_games else uct_arena)
+        recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
+                    if key_config.sgf_games else None)
+        return uct_arena, final_arena, recorder
+
     pool_arena = (arena_lib.Arena(env, [agent, agent], num_games=key_config.elo_games)
                   if key_config.elo_games else None)
-    recorder = (game_recorder(env, [agent, uct], key_config.sgf_games, key_config.board_size ** 2)
-                if key_config.sgf_games else None)
-    return learner, (uct_arena, final_arena), pool_arena, recorder, jax.jit(learner.init)
+    return learner, versus, pool_arena, jax.jit(learner.init)
 
 
 def score_against(metrics, opponents) -> float | None:
@@ -236,32 +269,51 @@ def train(config, *, stop_after_chunks: int | None = None) -> dict:
 def pipeline(config) -> Pipeline:
     """The run's own parts (``train/common/skeleton.py`` runs them): the learner, each round's
     evaluation against plain UCT, the league's hook and the final evaluation."""
-    learner, (uct_arena, final_arena), pool_arena, recorder, init = _compiled(config.build_key())
+    learner, versus, pool_arena, init = _compiled(config.build_key())
 
     def pool_games(newest, other, key):
         return pool_arena(to_host([newest, other]), key).returns[:, 0]
 
     n = config.board_size
+    league = league_hook(get=lambda carry: carry.league, put=lambda carry, league: carry.replace(league=league),
+                         params=learner.params, fixed=lambda res: {UCT: res.returns[:, 0]},
+                         play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents)
     return Pipeline(
         game=GAME, keys=Keys.of(config.seed), init=init, update=learner.update, params=learner.params,
         num_updates=num_rounds(config) * config.updates_per_round, chunk_size=config.updates_per_round,
-        evaluate=functools.partial(evaluate_round, config, learner, uct_arena),
-        league=league_hook(get=lambda carry: carry.league, put=lambda carry, league: carry.replace(league=league),
-                           params=learner.params, fixed=lambda res: {UCT: res.returns[:, 0]},
-                           play=pool_games if pool_arena is not None else None, opponents=config.elo_opponents),
-        final=functools.partial(final_evaluation, config, learner, final_arena, recorder),
-        best_metric="vs_uct", restore_best=True,
+        evaluate=functools.partial(evaluate_round, config, learner, versus),
+        league=ladder_hook(config, league) if config.uct_ladder else league,
+        final=functools.partial(final_evaluation, config, learner, versus),
+        # with a ladder, best/ keeps the model of the highest rung, of its rounds the best
+        # against it: a rung is climbed only once a model has beaten the one below
+        best_metric="ladder" if config.uct_ladder else "vs_uct", restore_best=True,
         display=Display(enabled=config.progress, desc=f"hex {n}x{n} games",
                         units_per_update=config.learner.games_per_update,
                         show=lambda s: f"{s['games/s']:.1f} games/s  loss {s['loss']:.3f}  vs UCT {s['vs_uct']:.0%}"))
 
 
-def evaluate_round(config, learner, arena, c: Chunk) -> Round:
-    """The round's row: its training figures and the newest model against plain UCT."""
+def ladder_hook(config, league):
+    """The league's hook, then the UCT ladder's rule (:func:`climb`) on the round's evaluation:
+    the carry's rung, which the anchor plays on in the next chunk and the next round is
+    evaluated against, checkpointed with the carry (so ``--resume`` goes on from it)."""
+    def hook(step, carry, rnd: Round, keys: Keys):
+        carry, info = league(step, carry, rnd, keys)
+        wins = round(rnd.row["win_rate_vs_uct"] * config.eval_games)
+        rung = climb(current_rung(carry), wins, config.eval_games, rungs=len(config.uct_ladder),
+                     threshold=config.ladder_threshold)
+        return carry.replace(rung=jnp.int32(rung)), info
+
+    return hook
+
+
+def evaluate_round(config, learner, versus, c: Chunk) -> Round:
+    """The round's row: its training figures and the newest model against plain UCT (on the
+    ladder's current rung, where there is a ladder)."""
+    rung = current_rung(c.carry)
     # evaluations take the parameters as NumPy: an arena is not sharded, so it runs on this
     # process's first device (fed arrays spread over the mesh, it would run whole on every
     # device of it); every process gets the same results
-    res = arena([to_host(learner.params(c.carry)), None], c.keys.round(c.step))
+    res = versus(rung)[0]([to_host(learner.params(c.carry)), None], c.keys.round(c.step))
     m, units = c.metrics, config.learner.games_per_update
     # round 0 ends phase 1 (the source's supervised model), rounds 1.. are self-play
     row = {"round": c.step // config.updates_per_round - phase1_rounds(config), "phase": int(m["phase"][-1]),
@@ -271,15 +323,20 @@ def evaluate_round(config, learner, arena, c: Chunk) -> Round:
            "self_play_score": score_against(m, lambda g: g >= 0),
            "anchor_score": score_against(m, lambda g: g == az.ANCHOR_GENERATION),
            "misrouted": int(m["misrouted"].sum()), "buffer_size": int(m["buffer_size"][-1]),
-           **versus_uct(res), "seconds": c.seconds}
-    return Round(row, {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": res.win_rate(0)[0]},
-                 results=res)
+           **versus_uct(res), "uct_simulations": rung_simulations(config, rung), "seconds": c.seconds}
+    rate = res.win_rate(0)[0]
+    # "ladder": the rung first, then the rate (2 * rung + rate: any rate on a higher rung ranks above)
+    return Round(row, {"games/s": row["games_per_second"], "loss": row["loss"], "vs_uct": rate,
+                       "ladder": 2.0 * rung + rate}, results=res)
 
 
-def final_evaluation(config, learner, arena, recorder, end: End) -> Final:
+def final_evaluation(config, learner, versus, end: End) -> Final:
     """The last model and the best (``best/``: the agent ``load_agent`` and
-    ``jaxgames.hex.play`` take) against plain UCT over the same games, the Elo list, SGF."""
+    ``jaxgames.hex.play`` take) against plain UCT over the same games, the Elo list, SGF; with a
+    ladder, UCT on the rung the run ends on."""
     rows, units = end.rows, config.learner.games_per_update
+    rung = current_rung(end.carry)
+    _, arena, recorder = versus(rung)
     params = to_host(learner.params(end.carry))
     final = versus_uct(arena([params, None], end.keys.final))
     if end.best_step in (None, end.step):
@@ -293,7 +350,7 @@ def final_evaluation(config, learner, arena, recorder, end: End) -> Final:
     actions = to_host(recorder([params, None], end.keys.sgf)) if config.sgf_games else None
     summary = {
         "board_size": config.board_size, **final,
-        "uct_simulations": config.uct_simulations, "agent_simulations": eval_simulations(config),
+        "uct_simulations": rung_simulations(config, rung), "agent_simulations": eval_simulations(config),
         "eval_games": config.final_eval_games or config.eval_games,
         "round_eval_games": config.eval_games, "rounds": num_rounds(config),
         "self_play_rounds": config.rounds,
@@ -303,6 +360,8 @@ def final_evaluation(config, learner, arena, recorder, end: End) -> Final:
         "best_win_rate_vs_uct": max(r["win_rate_vs_uct"] for r in rows),
         "best_model_round": best_round, **{f"best_model_{k}": best_model[k] for k in BEST_MODEL_KEYS},
     }
+    if config.uct_ladder:   # the rung the run ends on (0-based), the final evaluation's opponent
+        summary.update(uct_ladder=list(config.uct_ladder), uct_rung=rung)
 
     def files(rundir, summary):
         if actions is not None:
@@ -356,8 +415,10 @@ def report(config, summary, rows, ratings) -> str:
         low, high = arena_lib.wilson(round(rate * games), games)
         return f"{rate:.0%} ({low:.0%}–{high:.0%})"
 
+    ladder = config.uct_ladder
+    rung_sims = "the ladder rung's"
     table = [[r["round"], "1 (UCT labels)" if r["phase"] == 1 else "2 (self-play)",
-              interval(r),
+              *([r["uct_simulations"]] if ladder else []), interval(r),
               f"{r['win_rate_as_black']:.0%} / {r['win_rate_as_white']:.0%}",
               "" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}",
               r["loss"], r["value_loss"], r["policy_loss"]] for r in rows]
@@ -374,10 +435,16 @@ def report(config, summary, rows, ratings) -> str:
         f"against a model drawn from the pool"
         + ("" if not lc.anchor_fraction else
            f" (in a share {lc.anchor_fraction:g} of the updates, plain UCT with "
-           f"{lc.anchor_simulations} simulations instead)")
+           f"{rung_sims if ladder else lc.anchor_simulations} simulations instead)")
         + f". After every round the "
         f"newest model ({eval_simulations(config)} simulations, no noise) plays {config.eval_games} "
-        f"games against plain UCT ({config.uct_simulations} simulations), half as Black; the "
+        f"games against plain UCT ({rung_sims if ladder else config.uct_simulations} simulations), half as Black; "
+        + ("" if not ladder else
+           f"UCT's simulations climb the ladder {', '.join(f'{s:,}' for s in ladder)} one rung after a round "
+           f"whose win rate's 95% interval lies above {config.ladder_threshold:.0%}; the run ends on "
+           f"{summary['uct_simulations']:,} (rung {summary['uct_rung'] + 1} of {len(ladder)}), the final "
+           f"evaluation's opponent; ")
+        + f"the "
         f"Elo list also counts {config.elo_games} games against each pool model "
         f"{'' if not config.elo_opponents else f'of the {config.elo_opponents} most recent '}(UCT = 0). "
         f"Seed {config.seed}; {summary['seconds']:.0f} s in all.\n\n"
@@ -392,7 +459,7 @@ def report(config, summary, rows, ratings) -> str:
            f"(95% interval {summary['best_model_win_rate_vs_uct_low']:.0%} to "
            f"{summary['best_model_win_rate_vs_uct_high']:.0%}). ")
         + "The source reports 80% after ten rounds on 11x11 (20 games per model).\n\n"
-        + markdown_table(["round", "phase", "vs UCT (95% Wilson interval)", "as Black / White", "Elo", "loss",
-                          "value loss", "policy loss"], table)
+        + markdown_table(["round", "phase", *(["UCT simulations"] if ladder else []), "vs UCT (95% Wilson interval)",
+                          "as Black / White", "Elo", "loss", "value loss", "policy loss"], table)
         + "\n![win rate](plots/win_rate.png)\n\n![losses](plots/losses.png)\n\n![Elo](plots/elo.png)\n"
     )
