@@ -265,3 +265,10 @@ def test_hex_game_played_to_its_end(c):
     assert view["winner"] in (0, 1) and view["legal"] == [] and view["to_move"] is None
     refused(c.post(f"/api/hex/{gid}/move", json={"cell": 0}), 422, "the game is over")
     refused(c.get(f"/api/hex/{gid}/think"), 422, "not your turn")
+
+
+def test_latency_tool_times_a_game():
+    from jaxgames.web import latency
+    out = latency.measure("ten_half", 4, {"agent": "optimal", "seed": 1})
+    assert out["moves"] == 4
+    assert all(out[k] > 0 for k in ("new", "move_first", "think_first", "think_later", "move_later_median"))
