@@ -148,6 +148,8 @@ def test_a_ladder_run_climbs_at_the_beaten_rounds_and_resumes_on_its_rung(tmp_pa
     assert [(r["round"], r["uct_simulations"]) for r in rows] == [(0, 4), (1, 6), (2, 6)]
     assert whole["uct_ladder"] == list(LADDER) and whole["uct_rung"] == 2 and whole["uct_simulations"] == 8
     assert json.loads((run / "summary.json").read_text())["uct_rung"] == 2
+    # best/ ranks a higher rung first: round 0's model (rung 0) is never the best, whatever its rate
+    assert whole["best_model_round"] in (1, 2)
     report = (run / "report.md").read_text()
     assert "the run ends on 8 (rung 3 of 3)" in report and "| UCT simulations |" in report
     # the anchor played a share of the self-play updates (anchor_fraction 1: all of them)

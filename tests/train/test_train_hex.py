@@ -55,6 +55,9 @@ def test_run_writes_everything_and_resumes_exactly(tmp_path):
         cell = f"{r['win_rate_vs_uct']:.0%} ({r['win_rate_vs_uct_low']:.0%}–{r['win_rate_vs_uct_high']:.0%})"
         assert f"| {cell} |" in report
     assert [(r["round"], r["phase"]) for r in rows] == [(0, 1), (1, 2)]
+    # no UCT ladder: every round against --uct-simulations, and the summary has no ladder fields
+    assert [r["uct_simulations"] for r in rows] == [8, 8] and saved["uct_simulations"] == 8
+    assert "uct_ladder" not in saved and "uct_rung" not in saved and "UCT simulations" not in report
     assert all(r["misrouted"] == 0 for r in rows)
     # the best model (best/, the one load_agent takes) is the last round at the highest rate;
     # it gets the final evaluation too, over the same games as the last model when it is that one
