@@ -137,6 +137,7 @@ class Game:
         self._key = jax.random.key(self.seed)
         self.moves = 0
         self.version = 0
+        self.hands: list[dict] = []   # the finished hands' points (a game to a target score)
         self.state = self._computer_moves(self.env.init(jax.random.fold_in(self._key, 0)))
 
     def _computer_moves(self, state):
@@ -169,12 +170,17 @@ class Game:
         except Exception:
             self.moves = moves   # nothing happened
             raise
+        if int(state.hand_number) > int(self.state.hand_number):   # a hand ended, the next is dealt
+            before, after = np.asarray(self.state.scores).astype(int), np.asarray(state.scores).astype(int)
+            self.hands = self.hands + [{"hand": int(self.state.hand_number) + 1, "points": (after - before).tolist(),
+                                        "scores": after.tolist()}]
         self.state = state
         self.version += 1
 
     def view(self) -> dict:
         return {"game": "hearts", "version": self.version, "opponent": self.player.name, "seed": self.seed,
                 "seat": self.seat, "variant": self.env.variant, "target_score": self.env.target_score,
+                "hands": self.hands,
                 **seat_view(self.state, self._observe(self.state, self.seat), self.seat)}
 
     def think(self) -> dict:

@@ -272,3 +272,14 @@ def test_latency_tool_times_a_game():
     out = latency.measure("ten_half", 4, {"agent": "optimal", "seed": 1})
     assert out["moves"] == 4
     assert all(out[k] > 0 for k in ("new", "move_first", "think_first", "think_later", "move_later_median"))
+
+
+def test_hearts_game_to_a_target_score_logs_each_hand(c):
+    gid, view = new(c, "hearts", opponent="random", seed=21, seat=1, variant="paper", target_score=200)
+    assert view["hands"] == [] and view["hand_number"] == 1
+    while view["hand_number"] == 1:
+        view = c.post(f"/api/hearts/{gid}/move", json={"card": view["legal"][0]["id"]}).json()
+    assert not view["over"] and len(view["hand"]) == 13 and view["tricks"] == []   # hand 2 is dealt
+    (first,) = view["hands"]
+    assert first["hand"] == 1 and sum(first["points"]) in (26, 78)   # 78: a moon shot, 26 to each other seat
+    assert first["scores"] == view["scores"] == first["points"]
