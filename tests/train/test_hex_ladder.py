@@ -139,6 +139,9 @@ def rigged(monkeypatch):
     monkeypatch.setattr(lib, "evaluate_round", evaluate)
 
 
+# Three whole runs (one killed and resumed), each compiling a UCT search per rung: about three
+# minutes on the 2-core CPU, so `make test-slow`; the rule itself is tested above in `make test`.
+@pytest.mark.slow
 def test_a_ladder_run_climbs_at_the_beaten_rounds_and_resumes_on_its_rung(tmp_path, rigged):
     base = TINY + ["--runs-dir", str(tmp_path)]
     whole = hex_train.main(base + ["--run-name", "whole"])
