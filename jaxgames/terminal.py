@@ -94,6 +94,25 @@ def check_agent_flags(parser: Any, args: Any, game: str, *, flag: str = "opponen
                      f"e.g. --run runs/{game}/quick-seed0")
 
 
+def check_opponent_settings(opponent: str, run: Any, pretrained: Any, choices: Iterable[str]) -> None:
+    """The checks a play session's settings get (``check_agent_flags``'s for a caller that is
+    not a command line): ``opponent`` one of ``choices``, a run folder only for "agent", a shipped
+    agent's name only for "pretrained"; ValueError."""
+    if opponent not in choices:
+        raise ValueError(f"unknown opponent {opponent!r}; choose from {', '.join(choices)}")
+    if run is not None and opponent != "agent":
+        raise ValueError(f"a run folder is for the opponent 'agent', not {opponent!r}")
+    if pretrained is not None and opponent != "pretrained":
+        raise ValueError(f"a shipped agent's name is for the opponent 'pretrained', not {opponent!r}")
+
+
+def add_pretrained_flag(parser: Any, *, flag: str = "opponent", default: str = "the first",
+                        names: str = "python -m jaxgames.pretrained lists them") -> None:
+    """``--pretrained NAME``, the shipped agent a play command's ``--<flag> pretrained`` plays."""
+    parser.add_argument("--pretrained", metavar="NAME", default=None,
+                        help=f"with --{flag} pretrained: which shipped agent ({names}; default: {default})")
+
+
 def exit_process(status: int) -> None:
     """End a play command's process with ``status`` (its ``main()``'s).
 
@@ -216,6 +235,8 @@ class PlaySession:
     state: Any
     human: int
     opponent: Any
+    hints: int = 0
+    """Hints the person asked for (the "hint" command)."""
     began: bool = False
     """Play began (:meth:`start`, the computer's compile included, is done): :meth:`finish`
     reports only then; a Ctrl-C before it is one line."""
@@ -282,6 +303,20 @@ class PlaySession:
         """Play the game: ``ENDED`` at its end, "quit" or "eof" if the person stopped. (A game
         of several deals overrides it: a deal after another, each by :meth:`play_moves`.)"""
         return self.play_moves(lines) or self.ENDED
+
+    def play_deals(self, lines: Iterator[str], limit: int | None, new_deal: Callable[[], None],
+                   deal_over: Callable[[], None]) -> str | None:
+        """Deals one after another, each ``new_deal()``, its moves, ``deal_over()``, until
+        ``limit`` of them (None: no end); None then, or "quit" or "eof" if the person stopped."""
+        played = 0
+        while limit is None or played < limit:
+            new_deal()
+            stopped = self.play_moves(lines)
+            if stopped:
+                return stopped
+            deal_over()
+            played += 1
+        return None
 
     def play_moves(self, lines: Iterator[str]) -> str | None:
         """Moves, the computer's and the person's, until :attr:`over`; None then, or "quit" or
@@ -376,8 +411,16 @@ class PlaySession:
         raise NotImplementedError
 
     def command(self, kind: str, value: Any) -> None:
-        """Carry out a command of the game's own that :meth:`parse` named."""
-        raise ValueError(f"{type(self).__name__}.parse named the unknown command {kind!r}")
+        """Carry out a command of the game's own that :meth:`parse` named: "hint" counts in
+        :attr:`hints` and shows :meth:`hint`."""
+        if kind != "hint":
+            raise ValueError(f"{type(self).__name__}.parse named the unknown command {kind!r}")
+        self.hints += 1
+        self.hint()
+
+    def hint(self) -> None:
+        """Show the computer's advice for the person's move (a game with a "hint" command)."""
+        raise NotImplementedError
 
     def computer_move(self) -> None:
         """Play the computer's move (:meth:`computer_action`) and show it."""

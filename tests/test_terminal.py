@@ -22,7 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.player import Player
-from jaxgames.terminal import OpponentUnavailable, PlaySession, exit_status, format_seconds, run_cli
+import pytest
+
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_opponent_settings, exit_status, format_seconds,
+                               run_cli)
 
 
 class Race(NamedTuple):
@@ -62,8 +65,8 @@ class RaceSession(PlaySession):
 
     def parse(self, line):
         word = line.strip()
-        if word == "total":
-            return "total", None
+        if word in ("total", "hint"):
+            return word, None
         if word not in ("1", "2"):
             return "bad", f"{word!r} is not 1 or 2."
         return "move", int(word)
@@ -75,6 +78,9 @@ class RaceSession(PlaySession):
         if kind != "total":
             return super().command(kind, value)
         self._say(f"The total is {self.state.total}.")
+
+    def hint(self):
+        self._say("Hint: add 2.")
 
     def computer_move(self):
         n = self.computer_action(None)
@@ -105,6 +111,55 @@ def test_help_empty_bad_and_a_command_keep_the_turn():
     assert "Type 1 or 2." in text and "'three' is not 1 or 2." in text and "The total is 0." in text
     assert text.count("Total 0.") == 1                 # the turn began once, before the move
     assert "You quit: the game stops here." in text
+
+
+class RacesSession(RaceSession):
+    """Races one after another (the shape of hold'em's hands and ten-and-a-half's games)."""
+
+    def __init__(self, settings, output, *, echo=False):
+        target, self.limit = settings
+        super().__init__(target, output, echo=echo)
+        self.deals = []
+
+    def _new_race(self):
+        self.state = Race(target=self.state.target)
+        self._say(f"Race {len(self.deals) + 1}.")
+
+    def _race_over(self):
+        self.deals.append(self.state.total)
+
+    def play(self, lines):
+        return self.play_deals(lines, self.limit, self._new_race, self._race_over) or "races"
+
+
+def test_deals_until_the_limit_or_the_person_stops():
+    out = io.StringIO()
+    session = RacesSession((3, 2), out, echo=True)
+    assert session.run(["2", "2"]).ended_by == "races"      # each race: 2, the computer's 1
+    assert session.deals == [3, 3] and "Race 3." not in out.getvalue()
+
+    session = RacesSession((3, None), io.StringIO(), echo=True)
+    assert session.run(["2", "2", "quit"]).ended_by == "quit"
+    assert session.deals == [3, 3]                          # the third race stopped unfinished
+
+
+def test_hints_are_counted_and_shown():
+    out = io.StringIO()
+    session = RaceSession(5, out, echo=True)
+    session.run(["hint", "hint", "2", "2"])
+    assert session.hints == 2 and out.getvalue().count("Hint: add 2.") == 2
+
+
+def test_opponent_settings_are_checked():
+    choices = ("rule", "agent", "pretrained")
+    check_opponent_settings("agent", "runs/x", None, choices)
+    check_opponent_settings("pretrained", None, "name", choices)
+    with pytest.raises(ValueError, match="unknown opponent 'shark'; choose from rule, agent, pretrained"):
+        check_opponent_settings("shark", None, None, choices)
+    with pytest.raises(ValueError, match="a run folder is for the opponent 'agent', not 'rule'"):
+        check_opponent_settings("rule", "runs/x", None, choices)
+    with pytest.raises(ValueError, match="a shipped agent's name is for the opponent 'pretrained', not 'agent'"):
+        check_opponent_settings("agent", "runs/x", "name", choices)
 
 
 def test_end_of_input_and_interrupt():

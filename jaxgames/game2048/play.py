@@ -146,7 +146,6 @@ class Session(PlaySession):
         self.human = 0
         init_key, self._step_key = jax.random.split(jax.random.key(settings.seed))
         self.state = self._init(init_key)
-        self.hints = 0
 
     def turn_starts(self) -> None:
         self._say()
@@ -171,10 +170,7 @@ class Session(PlaySession):
             return "bad", f"{B.ACTION_NAMES[action]} moves nothing: try {moves}."
         return "move", action
 
-    def command(self, kind: str, value: Any) -> None:
-        if kind != "hint":
-            super().command(kind, value)
-        self.hints += 1
+    def hint(self) -> None:
         q, legal = (np.asarray(x) for x in self._values(self.weights, self.state.board))
         best = int(np.argmax(np.where(legal, q, -np.inf)))
         shown = ", ".join(f"{B.ACTION_NAMES[a]} {q[a]:,.1f}" for a in range(4) if legal[a])

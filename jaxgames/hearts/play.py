@@ -66,8 +66,9 @@ from jaxgames.hearts.cards import (
 from jaxgames.hearts.game import MAX_TARGET_SCORE, VARIANTS, Hearts
 from jaxgames.hearts.render import tricks
 from jaxgames.player import Player
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status,
-                               jitted, run_cli, seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, add_pretrained_flag, check_agent_flags,
+                               check_opponent_settings, exit_process, exit_status, jitted, run_cli,
+                               seed_or_random)
 
 PROG = "python -m jaxgames.hearts.play"
 AGENT = "agent"
@@ -107,12 +108,7 @@ class Settings:
     def __post_init__(self):
         if self.seat not in range(NUM_PLAYERS):
             raise ValueError(f"seat must be 0, 1, 2 or 3, got {self.seat!r}")
-        if self.opponent not in OPPONENTS:
-            raise ValueError(f"unknown opponent {self.opponent!r}; choose from {', '.join(OPPONENTS)}")
-        if self.run is not None and self.opponent != AGENT:
-            raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {self.opponent!r}")
-        if self.pretrained is not None and self.opponent != PRETRAINED:
-            raise ValueError(f"a shipped agent's name is for the opponent {PRETRAINED!r}, not {self.opponent!r}")
+        check_opponent_settings(self.opponent, self.run, self.pretrained, OPPONENTS)
         if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or self.worlds < 1:
             raise ValueError(f"worlds must be an integer >= 1, got {self.worlds!r}")
 
@@ -443,9 +439,7 @@ def _parser() -> argparse.ArgumentParser:
                         "default), iie (Monte Carlo + max^n), pie (the same search on the real cards: it sees "
                         "your hand), rule (rule-based), random; or agent (the learned player of a python -m "
                         "train.hearts run; needs --run)")
-    p.add_argument("--pretrained", metavar="NAME", default=None,
-                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
-                        "lists them; default: the first)")
+    add_pretrained_flag(p)
     p.add_argument("--run", metavar="RUN",
                    help="with --opponent agent: the run folder, runs/hearts/<run> (its newest "
                         "checkpoints/ step is loaded)")

@@ -193,10 +193,6 @@ class Engine:
     def state(self):
         return self.states[-1]
 
-    @property
-    def to_move(self) -> int:
-        return int(self.state.current_player)
-
     def winner(self) -> int | None:
         if self.resigned is not None:
             return 1 - self.resigned
@@ -208,8 +204,9 @@ class Engine:
         won = self.winner()
         if won is not None:
             raise GtpError(f"{what} (the game is over: {_COLOUR_WORD[won]} won)")
-        if colour != self.to_move:
-            raise GtpError(f"{what} (it is {_COLOUR_WORD[self.to_move]}'s turn)")
+        to_move = int(self.state.current_player)
+        if colour != to_move:
+            raise GtpError(f"{what} (it is {_COLOUR_WORD[to_move]}'s turn)")
 
     def _action(self, colour: int, move: str) -> int:
         """The action of GTP move ``move`` for ``colour``; GtpError saying why it is illegal."""

@@ -62,6 +62,7 @@ from jaxgames.search.uct import DEFAULT_EXPLORATION, uct_policy
 from jaxgames.terminal import (
     OpponentUnavailable,
     PlaySession,
+    add_pretrained_flag,
     check_agent_flags,
     exit_process,
     exit_status,
@@ -472,9 +473,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="the computer player: pretrained (the trained agent shipped with jaxgames for "
                         "the board size, 7, 9 or 11; the default), uct (plain UCT search) or agent (the "
                         "trained network and search of a python -m train.hex run; needs --run)")
-    p.add_argument("--pretrained", metavar="NAME", default=None,
-                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
-                        "lists them; default: the one of the board size)")
+    add_pretrained_flag(p, default="the one of the board size")
     p.add_argument("--simulations", type=int, default=None, metavar="N",
                    help=f"search simulations per computer move (default: {DEFAULT_UCT_SIMULATIONS} "
                         f"for uct; for an agent, what its evaluation used)")

@@ -51,8 +51,8 @@ from jaxgames.holdem.cards import BOARD_VISIBLE, cards_text
 from jaxgames.holdem.game import SHOWDOWN, STREET_NAMES, Holdem
 from jaxgames.holdem.render import action_text, render_text
 from jaxgames.player import Player
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status, run_cli,
-                               seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, add_pretrained_flag, check_agent_flags,
+                               check_opponent_settings, exit_process, exit_status, run_cli, seed_or_random)
 
 PROG = "python -m jaxgames.holdem.play"
 HUMAN = 0
@@ -164,12 +164,7 @@ class Session(PlaySession):
     STOPS = "session"
 
     def __init__(self, settings: Settings, output: TextIO, *, echo: bool = False):
-        if settings.opponent not in OPPONENTS:
-            raise ValueError(f"unknown opponent {settings.opponent!r}; choose from {', '.join(OPPONENTS)}")
-        if settings.run is not None and settings.opponent != AGENT:
-            raise ValueError(f"a run folder is for the opponent {AGENT!r}, not {settings.opponent!r}")
-        if settings.pretrained is not None and settings.opponent != PRETRAINED:
-            raise ValueError(f"a shipped agent's name is for the opponent {PRETRAINED!r}, not {settings.opponent!r}")
+        check_opponent_settings(settings.opponent, settings.run, settings.pretrained, OPPONENTS)
         env = _env(settings.stack, settings.small_blind, settings.big_blind)
         # the agent first: a run folder that cannot be used stops before anything is said
         if settings.opponent == AGENT:
@@ -299,13 +294,7 @@ class Session(PlaySession):
 
     def play(self, lines: Iterator[str]) -> str:
         """Hands until ``settings.hands`` ("hands"), or "quit" or "eof" if the person stopped."""
-        while self.settings.hands is None or len(self.results) < self.settings.hands:
-            self._new_hand()
-            stopped = self.play_moves(lines)
-            if stopped:
-                return stopped
-            self._hand_over()
-        return "hands"
+        return self.play_deals(lines, self.settings.hands, self._new_hand, self._hand_over) or "hands"
 
     def finish(self, ended_by: str) -> Result:
         n = len(self.results)
@@ -341,9 +330,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="pretrained (the trained agent shipped with jaxgames; the default); a bot: equity "
                         "(Monte Carlo equity), random, call, allin, fold; or agent (the trained network of "
                         "a python -m train.holdem run; needs --run)")
-    p.add_argument("--pretrained", metavar="NAME", default=None,
-                   help="with --opponent pretrained: which shipped agent (python -m jaxgames.pretrained "
-                        "lists them; default: the first)")
+    add_pretrained_flag(p)
     p.add_argument("--run", "--checkpoint", dest="run", metavar="RUN",
                    help="with --opponent agent: the run folder, runs/holdem/<run> (its newest "
                         "checkpoints/ step: the run's last round, the agent its summary describes)")

@@ -47,8 +47,8 @@ from jaxgames.ten_half.agent import AgentError, action_and_values, load_agent, o
 from jaxgames.ten_half.game import (HAND_TYPE_NAMES, HIT, JACK, MAX_CARDS, RANK_NAMES, STICK, card_value_halves,
                                     dealer_outcomes, draw_rank, hand_type)
 from jaxgames.ten_half.render import points_text
-from jaxgames.terminal import (OpponentUnavailable, PlaySession, check_agent_flags, exit_process, exit_status, run_cli,
-                               seed_or_random)
+from jaxgames.terminal import (OpponentUnavailable, PlaySession, add_pretrained_flag, check_agent_flags,
+                               exit_process, exit_status, run_cli, seed_or_random)
 
 PROG = "python -m jaxgames.ten_half.play"
 PRETRAINED, OPTIMAL, AGENT = "pretrained", "optimal", "agent"
@@ -163,7 +163,6 @@ class Session(PlaySession):
         self._deal, self._play = _table()
         self._deal_key, self._step_key = jax.random.split(jax.random.key(settings.seed))
         self.results: list[float] = []
-        self.hints = 0
         self.cards: list[int] = []
         self.state = None
 
@@ -203,10 +202,7 @@ class Session(PlaySession):
             return "bad", f"You cannot {ACTION_NAMES[action]} now: five cards end the game."
         return "move", action
 
-    def command(self, kind: str, value: Any) -> None:
-        if kind != "hint":
-            super().command(kind, value)
-        self.hints += 1
+    def hint(self) -> None:
         action, values = action_and_values(self.opponent, self.state)
         if self.exact:
             whose = "exact values"
@@ -275,13 +271,7 @@ class Session(PlaySession):
 
     def play(self, lines: Iterator[str]) -> str:
         """Games until ``settings.games`` ("games"), or "quit" or "eof" if the person stopped."""
-        while self.settings.games is None or len(self.results) < self.settings.games:
-            self._new_game()
-            stopped = self.play_moves(lines)
-            if stopped:
-                return stopped
-            self._game_over()
-        return "games"
+        return self.play_deals(lines, self.settings.games, self._new_game, self._game_over) or "games"
 
     def finish(self, ended_by: str) -> Result:
         n = len(self.results)
@@ -316,9 +306,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="who gives the hints: pretrained (the learned policy shipped with jaxgames; the "
                         "default), optimal (the exact optimum), or agent (a python -m train.ten_half run; "
                         "needs --run)")
-    p.add_argument("--pretrained", metavar="NAME", default=None,
-                   help="with --agent pretrained: which shipped agent (mc-on-policy, mc-wis-off-policy, "
-                        "optimal; default: the first)")
+    add_pretrained_flag(p, flag="agent", names="mc-on-policy, mc-wis-off-policy, optimal")
     p.add_argument("--run", metavar="RUN", help="with --agent agent: the run folder, runs/ten_half/<run>")
     p.add_argument("--method", choices=("on-policy", "off-policy"), default=None,
                    help="with --agent agent: which of the run's two learners (default: on-policy)")
