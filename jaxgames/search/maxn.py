@@ -1,71 +1,20 @@
 """max^n search (Luckhardt & Irani 1986) on any multi-player env of the contract, batched and jitted.
 
-The search of the Hearts source (Sturtevant & White, "Feature construction for reinforcement
-learning in Hearts"): every player, at its own turn, picks the move that maximises its own
-component of a value vector over all players. The source searches 1 to 4 plies, to the end of
-the current trick; :func:`maxn_search` does that with ``depth=4`` and a ``stop`` predicate that
-marks a completed trick.
+The search of the Hearts source (Sturtevant & White): every player, at its own turn, picks the
+move that maximises its own component of a value vector over all players. A path's value
+(float32 ``[num_players]``) is the rewards collected along it plus the leaf's: 0 at a finished
+game, else ``value_fn(params, leaf)`` (zeros without one); a node is a leaf when its game is
+finished, ``stop(node)`` holds (never asked of the root) or the depth is spent. Ties go to the
+lowest action id. ``max_branching`` B is static: only the first B legal moves (lowest ids) of a
+node are searched, and ``overflow`` says when more were legal (B = 13 is exact for Hearts).
+:func:`maxn_search` (one position; a ``jax.vmap`` folds into one batched search) returns
+:class:`MaxnOutput`; :func:`maxn_action_values` is PIMC's ``search_fn``, :func:`maxn_policy` an
+arena policy. The source's search is ``depth=4`` with a ``stop`` at a completed trick. It reads
+every hidden card (the source's PIE); honest play searches sampled worlds:
+:mod:`jaxgames.search.pimc`.
 
-Values. The value of a path is the vector (float32 ``[num_players]``) of the rewards collected
-along it (``state.rewards`` of every step, summed) plus, at the leaf, ``value_fn(params, leaf)``
-(float32 ``[num_players]``; zeros when no ``value_fn`` is given). A node is a leaf when
-
-* its game is finished (terminated or truncated): value 0, only the rewards that led there count;
-* ``stop(node)`` holds (never asked of the root): value ``value_fn(node)``;
-* the depth is spent: value ``value_fn(node)``.
-
-At any other node the player to move (``current_player``) takes the child whose vector has the
-largest own component, and the node's value is that child's vector (its edge reward included).
-
-Ties go to the lowest action id. max^n leaves ties open, and how they are broken changes the
-values backed up (the hand-worked end game of ``tests/search/test_maxn.py`` is one case: the
-player in the middle scores 0 either way, and its choice moves 4 points between the other
-two). Without a model of the other players no rule is right, so the search takes the cheapest
-(argmax's first index), deterministic, and exactly what a plain recursive reference does (the
-tests compare against one). The rule of some max^n variants, a tie broken towards the child
-worst for the others, would change nothing in the main use: inside a Hearts trick with no leaf
-value a trick's points are a fixed total, so among the mover's ties the others' sum is fixed.
-
-Branching. ``max_branching`` B is static: at every node the legal moves are compacted to B
-slots in ascending action id (a compare of ranks against slots, no sort and no scatter) and the
-rest of the slots are empty. When more than B moves are legal only the first B (lowest ids)
-are searched, at the root too (the others get no value and are never chosen), and the output's
-``overflow`` flag says that this happened somewhere in the tree. For Hearts, B = 13 is exact
-(a hand never holds more than 13 cards).
-
-Layout. The tree is built level by level by one ``lax.while_loop`` whose every iteration
-steps ``M = B^(depth-2)`` parents into ``C = M * B`` children with one ``vmap``ped
-``env.step``, so the program holds one copy of the step whatever the depth (a first version
-unrolled the tree at trace time, as :mod:`jaxgames.search.expectimax` does, one nested
-``vmap`` per level: it compiled a step per level and kept every level's states). Iterations
-0 .. depth-2 make the inner levels (level k+1 from the first B^k nodes of the frontier; the
-other slots are stepped and ignored), record what the backup needs of each node (rewards,
-player to move, finished, stopped, leaf value, searched slot, crowded) and carry the new level
-as the frontier; the last B iterations step the frontier (level depth-1, C nodes) into the
-leaves, M parents at a time, and keep only each parent's best child. States live only in the
-frontier: C of them in memory, not B^depth. The backup of the inner levels then runs level by
-level, deepest first (a reshape to [parents, B] and a select per level: no gathers, no
-scatters).
-
-The loop stops early once every real node of the newest level is finished or stopped: with a
-stop at the trick's end, a 4-player search of depth 4 runs 1 iteration of its 16 from the last
-card of a trick, 2 from the third, 3 from the second. Batched, the search is written for an
-explicit batch axis and registered as its own vmap rule (:mod:`jaxgames.search.batching`,
-as :mod:`jaxgames.search.uct`): the loop runs until every position of the batch is done (PIMC's
-worlds, and an arena's games, are all at the same place in a trick), with no per-position
-select of the carry, which a plainly vmapped ``while_loop`` adds at every iteration.
-
-Measured on a Hearts-sized game (the tests' toy trick game with 4 seats and 52 cards), depth
-4, B = 13, stop at the trick's end, 20 positions at one place in a trick, CPU time on 2 shared
-cores, jax 0.10.1, against the unrolled first version in the same process: compile 0.55x,
-temporary memory 0.12x (74 MiB), search 0.74x from the lead, 0.27x, 0.24x and 0.15x from the
-second, third and last card (0.35x over the four places). Against the same loop without the
-early exit: 1.2x from the lead (its bookkeeping), 0.3x to 0.5x elsewhere. One search of 20
-positions from the lead took about 0.28 s.
-
-Imperfect-information games: the search reads the whole state, every hidden card included: on
-its own it is the source's perfect-information expert (PIE), a player that cheats. Honest play
-searches sampled worlds instead: :mod:`jaxgames.search.pimc`.
+How it works (values, ties, branching, the level-by-level layout, the early exit, batching,
+measurements): docs/search.md#maxn.
 """
 
 from __future__ import annotations

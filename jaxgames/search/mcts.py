@@ -1,81 +1,20 @@
 """MCTS with a network, on any game of the contract: mctx glue (AlphaZero, Gumbel, the source's).
 
-The real game is the model. A node's embedding is the env ``State`` itself (a batch of them,
-``[B, ...]`` per leaf); :func:`make_fns` builds mctx's ``root_fn``/``recurrent_fn`` from an env
-and a network adapter
+The real game is the model: a node's embedding is the env ``State`` itself. :func:`make_fns`
+builds mctx's ``root_fn``/``recurrent_fn`` from an env and a network adapter
 
     apply_fn(params, obs [B, ...]) -> (logits float32 [B, num_actions], value float32 [B])
 
 whose value lies in [-1, 1] from the view of the player to move (``jaxgames.hex.network.make``
-gives one). ``recurrent_fn`` steps the env (``jax.vmap(env.step)``) and returns
+gives one); every node's value is kept from the view of its player to move. Two-player
+zero-sum games and one-player games only; exact only for deterministic games. The selection
+never picks an illegal action. ``kind``: ``"muzero"`` (PUCT), ``"gumbel"``, ``"source"`` (Zhang,
+Meng & Yang 2020, sec. 1.3, eqs. (5)-(7)); ``lam`` mixes a random playout into every kind's
+leaf value. :func:`search` takes a batch of states; :func:`mcts_policy` is an arena policy on
+one state whose ``jax.vmap`` folds into one batched search.
 
-* ``reward``: the reward of the player who moved, from that player's view;
-* ``discount``: -1 when the other player moves next, +1 when the same one does (one-player
-  games, a player moving twice), and 0 once the game is over;
-* ``value``: the network's value of the new state for its mover, and exactly 0 at a finished
-  state (with discount 0 too, a finished child's Q is its exact reward, whatever is searched
-  below it);
-* ``prior_logits``: the network's logits at the new state, illegal actions set to the lowest
-  float32 (:data:`MASKED_LOGIT`), after subtracting the maximum (so no softmax overflows).
-
-so mctx's backup ``G = reward + discount * G'`` keeps every node's value from the view of the
-player to move there (the usual negamax of two-player zero-sum games; pgx's AlphaZero example
-does the same). Two-player zero-sum games and one-player games only. For a stochastic game
-each node keeps the chance outcome drawn when it was expanded (open loop on sampled outcomes);
-the search is exact only for deterministic games.
-
-A walk ends on the edge into a finished game (``batched_mctx``'s ``stop_at_finished``: the
-edge's discount is 0 exactly there), as mctx ends one at ``max_depth``: that node is
-evaluated again (reward, discount 0, value 0: the same
-exact Q) instead of growing, simulation after simulation, a line of copies of the finished
-game below it, which made the walks of every game in the batch as long as the longest line.
-
-Illegal actions: at the root by mctx's ``invalid_actions``; below the root mctx's own PUCT
-would still pick an illegal child now and then (its prior is 0, but an unvisited child's
-transformed Q ties with the worst sibling), and the env then ends that game with its illegal-
-move penalty. Here the selection never picks one: ``kind="muzero"`` runs PUCT with masked children
-scored -inf (``batched_mctx.puct_selection``'s ``mask_children``), and ``kind="source"`` masks them in its own selection; Gumbel's
-interior selection never picks a zero-prior child anyway (see mctx's ``_prepare_argmax_input``).
-
-The source's search (``kind="source"``; Zhang, Meng & Yang 2020, sec. 1.3, eqs. (5)-(7)):
-
-    a* = argmax_a  Q(S) + u(S', a),      (5)   S' the node, S the child after a
-    Q(S) = (1 - lam) V(S) + W(S) / N(S), (6)
-    u(S', a) = eta P(S', a) / (1 + N),   (7)
-
-mapped onto mctx's customisation points as follows.
-
-* The leaf evaluation folds the rollout into the value ``recurrent_fn`` returns:
-  ``value = (1 - lam) V_net + lam z``, ``z`` = +1/-1 the result of one random playout from the
-  leaf for its mover (``env.playout_returns``; Hex fills the board at random). mctx's backup
-  then keeps, at each child, the mean over the simulations through it, i.e.
-  ``Q = (1 - lam) mean(V_net) + lam (wins - losses) / N``: eq. (6) read as AlphaGo Fan's mixed
-  evaluation, ``W`` the rollout wins and ``V`` the network's values averaged over the child's
-  subtree (at a fresh leaf exactly the child's own V). Eq. (6) as printed has ``W / N`` without
-  the factor ``lam`` (its weights then sum to 2 - lam); the source's text calls lam the mixing
-  coefficient between the network value and the simulated win rate, which is the form used.
-  ``lam = 0`` is AlphaZero's evaluation (no rollouts are run at all).
-* Scale: the source's V and W/N are win probabilities in [0, 1]; here values are in [-1, 1]
-  (``2 p - 1``). ``argmax Q01 + u`` is ``argmax Q + 2 u`` for ``Q = 2 Q01 - 1``, so ``eta``
-  keeps the source's meaning and the selection adds ``2 eta P / (1 + N)``.
-* ``N`` in eq. (7) is the child's visit count (as printed, ``N(S')``, the parent's, would give
-  every child the same denominator; the child's count is AlphaGo's ``1 + N(s, a)``, without
-  its ``sqrt`` of the parent count: the source drops it). ``P`` is the network's prior (with
-  Dirichlet noise at the root when ``dirichlet_fraction > 0``, for self-play).
-* An unvisited child has no Q; it gets ``unvisited_q`` (default 0, a win probability of 1/2).
-  Ties are broken by a 1e-7 random jitter, drawn once per search (``batched_mctx``).
-* The source leaves ``eta`` and ``lam`` unstated: defaults ``eta = 1``, ``lam = 0``.
-* Acting: the visit counts (``action_weights``), sampled with ``temperature`` for self-play;
-  the arena policy plays the most visited move.
-
-``lam`` is an argument of every kind: a rollout-mixed evaluation also works under PUCT and
-Gumbel.
-
-Batching: :func:`search` takes a batch of states. :func:`mcts_policy` is an arena policy on
-one state; its ``jax.vmap`` (the arena's) folds the games into one batched mctx search
-(:func:`jaxgames.search.batching.fold_vmap`), because a plainly vmapped mctx search would vmap
-mctx's own batched while-loops once more. Under that vmap the folded search draws its random
-bits from the first game's key (mctx takes one key per batch and splits it per game).
+How it works (the step's outputs, finished games, illegal actions, the source's search on
+mctx, batching): docs/search.md#mcts.
 """
 
 from __future__ import annotations

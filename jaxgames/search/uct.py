@@ -1,56 +1,17 @@
 """Plain UCT with random playouts, as in the Hex source; game-agnostic, batched and jitted.
 
-The algorithm is the source's (Zhang, Meng & Yang 2020, "基于强化学习的海克斯棋博弈算法研究与实现",
-sec. 1.2), run ``num_simulations`` times from the searched position:
+The source's algorithm (Zhang, Meng & Yang 2020, sec. 1.2; UCB of its eq. (4) with ``C`` =
+``exploration``, default 1: exactly UCB1), ``num_simulations`` times from the searched
+position, on any deterministic, perfect-information env of the contract with
+``playout_returns``, any number of players. :func:`uct_search` takes one state (``jax.vmap``
+it for a batch: the vmap folds into one batched search,
+:func:`jaxgames.search.batching.fold_vmap`) and returns :class:`UCTOutput`: the most visited
+root child, the root's visit counts and its children's win rates ``W/N`` for the root's mover
+(the source's policy labels). :func:`uct_policy` is an arena policy. On a CPU, run one XLA
+device per core and shard the games over them.
 
-1. Selection. At a node, if some legal child has never been explored, pick one of them
-   uniformly at random; otherwise pick the child of highest ``UCB`` (the source's eq. (4),
-   ties to the lowest action):
-
-       UCB = W/N + C * sqrt(2 ln N' / N)
-
-   ``N``: the child's visits, ``W``: its wins for the player choosing at the node, ``N'``: the
-   node's own visits, ``C``: ``exploration``. Selection continues down the chosen child
-   unless it was unexplored (step 2) or is a finished game (step 4 with its exact result).
-2. Expansion: the unexplored child becomes a node of the tree.
-3. Simulation: both sides play uniformly random legal moves from the new node to the end
-   (``env.playout_returns``).
-4. Backup: every node on the path from the new node (or the finished leaf) up to the root
-   gains one visit, and one win when the player who chose it won the playout (a draw counts
-   1/2).
-
-The move played is the most visited root child. The root's visit counts and its children's
-win rates ``W/N`` (for the player to move at the root) are returned with it: the source turns
-those into the policy labels of its training positions.
-
-The source does not give a value for ``C``; the default ``C = 1`` makes eq. (4) exactly UCB1
-(Auer et al. 2002, as used in UCT by Kocsis & Szepesvári 2006). OpenSpiel's ``uct_c`` is
-``C * sqrt(2)`` in its own form ``W/N + uct_c * sqrt(ln N' / N)``.
-
-Wins are counted from the playout's returns from the searched position to the end of the
-game (a player with a positive return won, zero is a draw), so the search is game-agnostic:
-any deterministic, perfect-information env of the contract, any number of players (each
-player's choices maximise their own win rate). Finished games inside the tree (terminated or
-truncated) are scored exactly and never played out.
-
-Layout: the tree lives in fixed-size arrays of ``num_simulations + 1`` nodes (node 0 is the
-root, the node expanded by simulation ``i`` is node ``i + 1``); children are indexed
-``[node, action]`` and each node keeps its whole env state, so a simulation steps the env once
-(the expansion) instead of replaying the path. Memory per game: about ``num_simulations *
-(state bytes + 12 * num_actions)`` bytes (11x11 Hex, 1000 simulations: 2.2 MB).
-
-Batching: :func:`uct_search` takes one state; ``jax.vmap`` it for a batch. The search itself
-is written for an explicit batch axis and registered as the function's vmap rule
-(:func:`jaxgames.search.batching.fold_vmap`): a plainly vmapped ``while_loop`` with a batched
-condition would ``select`` every carried array at every iteration, i.e. copy the whole tree
-per step of every backup; with the explicit batch, the loops carry only per-game cursors and
-the tree is updated in place by scatters (measured on 11x11 Hex: 2 to 3.4 times faster).
-
-On a CPU, run one XLA device per core and shard the games over them
-(``--xla_force_host_platform_device_count``, as ``bench/hex_uct.py`` does): XLA's intra-op
-threading splits a search's many small operations over threads and loses more than it gains
-(one device on two cores measured slower than one core alone), while one device per core
-keeps each core on its own games.
+How it works (the four steps, ``C``, wins, the tree's layout and memory, batching, devices):
+docs/search.md#uct.
 """
 
 from __future__ import annotations
