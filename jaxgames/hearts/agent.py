@@ -6,54 +6,19 @@
     load_agent(run, env=Hearts(variant="standard"))       # the same weights in any Hearts env
     load_agent(run, perfect=True)                         # the perfect-information trick search
 
-The player is the run's learned value (:mod:`jaxgames.hearts.learned`: a linear value over
-AND-combinations of the Q♠ and hearts atoms) at the leaves of max^n over the rest of the
-current trick, inside PIMC: :func:`jaxgames.hearts.learned.imperfect_policy` deals
-``num_worlds`` worlds from what the mover has seen (``sample_world``) and searches each, so
-the agent is *honest* (it reads only its seat's view; ``jaxgames.hearts.evaluate.honesty``
-measures 0). While cards are passed (the standard variant) it passes by the bots' rule (the
-source's player never passes: its variant has no passing). ``perfect=True`` gives
-:func:`~jaxgames.hearts.learned.perfect_policy` instead, the trick search on the real cards
-(the player the run trained and evaluated; it reads every hand, ``honest`` False, as PIE).
+The player is the run's learned value (:mod:`jaxgames.hearts.learned`) at the leaves of max^n
+over the rest of the current trick, inside PIMC over ``num_worlds`` worlds
+(:func:`jaxgames.hearts.learned.imperfect_policy`): honest. ``perfect=True`` gives
+:func:`~jaxgames.hearts.learned.perfect_policy`, the trick search on the real cards (``honest``
+False, as PIE). It plays the env it is given (default the paper variant, the moon on, one hand);
+while cards are passed it passes by the bots' rule. :func:`load_agent` reads ``config.json``, a
+combined run's ``selection.npz`` and the newest ``checkpoints/<step>/``; :func:`make_agent`
+builds the agent from a config dict and a parameter tree (:func:`params_like`), as
+``jaxgames.pretrained`` does; :meth:`Agent.playing` gives the same value in another env, or with
+the other search. Every expected failure raises :class:`AgentError` (a ``ValueError``), one line
+naming the path. Library code: nothing here imports the training pipeline.
 
-The agent plays the env it is given (``env``; default the paper variant, the moon on, one
-hand: the source's imperfect-information test), any :class:`jaxgames.hearts.game.Hearts`:
-the standard variant with passing, games to a target score. The policies are built once per
-(value, env, worlds) in a process (one compile), so pass one env object for many agents.
-
-What it reads (checkpoints through :mod:`jaxgames.checkpoints`, the format training writes):
-
-- ``config.json``: ``predictor`` (``qs``, ``hearts`` or ``combined``), ``feature_sizes`` and
-  ``hearts_feature_sizes`` (the sizes of the AND-combinations of the Q♠ and the hearts
-  atoms), ``max_active`` (the cap on active atoms combined), ``rank_atoms`` (the ranked atoms
-  beside the source's: 72 and 100 atoms, or 60 and 88; a config without it, from before
-  2026-12-02, has none), and, where a config has it,
-  ``worlds`` (PIMC's worlds when ``num_worlds`` is not given; else 20, the source's); its
-  ``game`` (where a config has one) must be ``hearts``;
-- for a ``combined`` run, ``selection.npz``: ``qs_selected`` and ``hearts_selected``, the
-  ascending indices of the Q♠ and hearts combinations the combined value keeps (int arrays;
-  read without pickle);
-- the weights, ``float32 [F]`` with F the value's number of features, from the newest
-  ``checkpoints/<step>/`` (``which="latest"``, the only choice: a Hearts run keeps no
-  ``best/``): the whole training carry (``train.algos.linear_td.LinearTDCarry``), of which only
-  ``carry.weights`` is read; a checkpoint whose weights do not have F entries is refused, not
-  misread, as is one saved by a run of another value.
-
-The stages of a combined run (``<run>/stages/hearts/qs``, ``.../hearts``) are run folders of
-their own: ``load_agent`` plays them too.
-
-The agent itself is built from a config dict and a parameter tree (:func:`make_agent`, with
-:func:`params_like`: ``{"weights": float32 [F]}``, and for a combined value also
-``"qs_selected"`` and ``"hearts_selected"``, int32): :func:`load_agent` reads both from a run
-folder, ``jaxgames.pretrained`` from the files of a shipped agent. :meth:`Agent.playing` gives
-the same value in another env, or with the other search.
-
-Every expected failure raises :class:`AgentError` (a ``ValueError``), one line naming the path
-and what is wrong: no such folder, no ``config.json``, a config of another game, without a
-field the agent needs or with a bad value, a missing or unreadable ``selection.npz``, no
-checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or
-that does not fit the value the config describes. Library code: nothing here imports the
-training pipeline (the value is rebuilt from config.json's fields alone).
+What it reads, field by field, and what it refuses: docs/hearts_training.md#playing-against-a-trained-agent.
 """
 
 from __future__ import annotations

@@ -1,52 +1,25 @@
 """Hearts players: the source's two experts (PIE, IIE) and two baselines (rule-based, random).
 
-Sturtevant & White's expert program, as their paper describes it: a perfect-information expert
-(PIE) that searches with max^n "1 to 4 plies, to the end of the current trick" and a
-hand-tuned evaluation, and the imperfect-information expert (IIE) that runs it in 20 sampled
-worlds (Monte Carlo, PIMC) and plays the move of best average. Here:
+Sturtevant & White's expert program, re-implemented from their paper's words:
 
 * ``pie``    — :func:`pie_policy`: max^n over the current trick on the **real state**, the
-  leaves scored by :func:`evaluation`. It sees every card: it cheats by design, as the
-  source's PIE (which the source plays on the perfect-information game). ``honest=False``.
+  leaves scored by :func:`evaluation`. It sees every card, by design. ``honest=False``.
 * ``iie``    — :func:`iie_policy`: PIMC (:mod:`jaxgames.search.pimc`) over ``num_worlds``
   (20) worlds dealt by ``Hearts.sample_world``, the same trick search in each. Honest.
 * ``rule``   — :func:`rule_policy`: duck when possible, dump the Q♠ and high hearts when
   void, lead low. Honest (reads its seat's observation only).
 * ``random`` — uniform over the legal cards. Honest.
 
-PIE, IIE and the rule-based player pass cards (the standard variant) by one rule,
-:func:`pass_scores`: the Q♠, the A♠ and K♠ unless three low spades guard them, hearts from
-the jack up, then the highest cards of the shortest suits (to make voids); random passes at
-random. The source's variant (``variant="paper"``) never passes.
+:func:`make_bot` builds one by name. PIE, IIE and the rule-based player pass cards (the
+standard variant) by :func:`pass_scores`. :func:`trick_search` is max^n over the trick on a
+grid of card slots: exactly :func:`jaxgames.search.maxn.maxn_search` with ``depth=4``,
+``max_branching=13``, ``value_fn=value_fn`` and ``stop=trick_over``, bit for bit
+(``pie_policy(env, search="maxn")`` plays through ``maxn.py`` itself). :func:`evaluation`
+``(state) -> float32 [4]``, ours (the source's is unpublished): minus each seat's expected
+points still to come.
 
-**The trick search.** max^n over the current trick is small: at most 13^4 ways to finish it.
-:func:`trick_search` enumerates them all at once (a grid of card slots, one axis per seat
-in the trick from the first that has not played on: 13^4 cells to lead, 13^3 after; each
-seat's legal cards given the led suit), scores each
-finished trick (its points to the taker, the moon on the hand's last trick, then the
-evaluation of the hands left) and backs the vectors up axis by axis: the seat of each axis
-picks the slot of highest own value, ties to the lowest card id. That is exactly
-:func:`jaxgames.search.maxn.maxn_search` with ``depth=4``, ``max_branching=13``,
-``value_fn=value_fn`` and ``stop=trick_over`` (the tests compare the two bit for bit, and
-``pie_policy(env, search="maxn")`` plays through ``maxn.py`` itself), without stepping the
-game for every node: measured in ``bench/hearts_bots.py``.
-
-**The evaluation** (:func:`evaluation`; docs/hearts_eval.md). The source's is hand-tuned and
-unpublished; this one is ours, from the features the paper names (points taken, the Q♠,
-voids, high cards). Each seat's expected points still to come, with the points left split
-in proportion to a score of each hand:
-
-* hearts: ``H * L_p / sum(L)``, H the hearts not yet played, ``L_p = (16 + sum of the card
-  weights) * 4 // (4 + voids)``: card weight ``(rank + 1)^2``, doubled for a heart (high
-  cards take tricks), each void (a suit the seat no longer holds) lowering it (a void lets
-  it discard);
-* the Q♠ while unplayed: ``13 * R_p / sum(R)``, ``R_p = 4``, plus ``24 + 48 // (1 + low
-  spades)`` for its holder, plus ``8 + 24 // (1 + low spades)`` for each of the A♠ and K♠ of
-  a seat without the queen (few low spades: little cover).
-
-A leaf's value is minus these, plus the rewards of the trick (the points taken, exactly); at
-the end of a hand it is 0 (only the rewards count). The scores are integers, so the search on
-the grid and ``maxn.py`` on stepped states compute the same floats.
+How they work (the players beside the source's, passing, the rule bot, the trick search, the
+evaluation's formula, measurements): docs/hearts_eval.md.
 """
 
 from __future__ import annotations

@@ -1,36 +1,21 @@
 """Sturtevant & White's features for Hearts: boolean *atoms* of the perfect-information state,
 and every AND of up to k atoms, indexed sparsely into one weight vector.
 
-**Atoms.** Each is a boolean of the full state (every hand known), read from the learning
-player's seat: the seats are rotated so that "we" are ``seat``, "left" the next seat to play
-(``seat + 1``), "across" ``seat + 2``, "right" ``seat + 3``. As the source's appendix: unless
-a phrase says otherwise an atom is about *our* hand; *backers* are the spades below the Q♠
-(J♠ down to 2♠); the *Q♠ player* is another player holding the Q♠ (its atoms are false while
-we hold it or once it is played); an *exit* is a card "guaranteed not to take a trick": the
-lowest card of its suit still out while some other player holds that suit too (led, every
-other holder follows higher; when another suit is led, it cannot win). "Still out" cards are
-in some hand (not yet played).
+Atoms are read from the learning player's ``seat`` ("we"; "left" ``seat + 1``, "across"
+``seat + 2``, "right" ``seat + 3``). :func:`atoms_qs` gives the Q♠ predictor's ``bool [72]``
+(the table below), :func:`atoms_hearts` the hearts predictor's ``bool [100]``: atoms 0..41
+``hearts_us_k``, ``hearts_them_k``, ``hearts_out_k`` (k = 0..13), 42..99 the table's 14..71.
+``ranks=False`` leaves out the ranked atoms 48..59: the source's counts, 60 and 88 atoms. A
+feature is the AND of a set of atoms of the static sizes (``k``: 1..k, or ``include``, e.g.
+(1, 3)); :func:`active_indices` gives a state's active features, ``(indices int32 [..., M],
+valid bool [..., M])``, as indices into one weight vector (the combinatorial number system),
+never a dense matrix.
 
-The source's appendix list is cut off in our copy (only its preamble survives); the list below
-is ours, in its spirit and with its counts: 60 atoms for the Q♠ predictor, of which 14 are
-about the Q♠ and 46 are general; the hearts predictor "removed 14 Q♠ specific features and
-added 42 new atomic features": the 46 general atoms plus, for each of the hearts taken by us,
-the hearts taken by the opponents together and the hearts still out, one atom per count 0 to
-13 (the source's "number of points (0-13) taken by ourselves ... by all of our opponents
-combined ... left to be taken"; the hearts predictor learns the hearts alone, so the points
-here are hearts, the Q♠ not counted). Each list puts its own predictor's atoms first and the
-other players' voids (which pile up late in a hand) last: a cap on the active atoms (below)
-keeps the first ones.
+What the atoms mean (backers, exits, the Q♠ player, mid-trick states), the source's counts,
+the ranked atoms and the index layout: docs/hearts_features.md.
 
-**Ranked atoms** (ours, beyond the source's counts): with those 60 atoms alone the learned
-trick search found its best card tied with another in 64% of its decisions (few atoms see a
-rank, so most cards of a suit leave the same atoms), and the tie went to the lowest card. Twelve
-atoms, "we hold k of the 3 highest cards of a suit still out" (k = 1, 2, 3, per suit), tell
-them apart; at equal training games they took 0.6 and 1.2 points a hand off the learned
-player's loss to PIE (docs/hearts_training.md). They are the default, 72 and 100 atoms;
-``ranks=False`` gives the 60 and 88 (runs and the shipped agent from before 2026-12-02).
-
-The Q♠ predictor, :func:`atoms_qs`, ``bool [72]`` (``ATOM_KEYS_QS`` / ``ATOM_NAMES_QS``):
+The Q♠ predictor, :func:`atoms_qs` (``ATOM_KEYS_QS`` / ``ATOM_NAMES_QS``; a test checks this
+table against them):
 
 ====  ======================  =================================================================
  #    key                     meaning
@@ -80,30 +65,7 @@ The Q♠ predictor, :func:`atoms_qs`, ``bool [72]`` (``ATOM_KEYS_QS`` / ``ATOM_N
  60   void_left_clubs         left is void in clubs            (60..71: left, across, right
  ...                                                             x ♣ ♦ ♥ ♠)
  71   void_right_spades       right is void in spades
-====  ======================  =================================================================
-
-The hearts predictor, :func:`atoms_hearts`, ``bool [100]``: atoms 0..41 are
-``hearts_us_k`` (we took exactly k hearts), ``hearts_them_k`` (the opponents took k hearts
-together), ``hearts_out_k`` (k hearts are still out: not yet taken), each for k = 0..13;
-atoms 42..99 are the general atoms 14..71 above, in the same order. Without the ranked atoms
-(``ranks=False``) the table's 48..59 are left out: 60 and 88 atoms.
-
-The atoms read ``owner``, ``played_by``, ``taken_by``, ``leader`` and ``num_played``. The
-source evaluates only states between tricks; mid-trick the cards on the table count as
-played (in no hand, not yet taken) and "leads" names the current trick's leader. While
-passing (the standard variant) no one leads and the cards being passed are in no hand.
-
-**Combinations.** A feature is the AND of a set of atoms; the included set sizes are a
-static choice (``sizes``: (1, 2) = the atoms and their pairs; (1, 3) = atoms and triples;
-(1, 2, 3, 4) = every set of 1 to 4 atoms). A state's active features are the included subsets
-of its active atoms, never a dense matrix: :func:`active_indices` gives their indices in one
-weight vector by the combinatorial number system. Layout: the sizes in increasing order; the
-subsets of size j start at ``offset_j`` = the sum of C(n, i) over the included sizes i < j;
-within size j a subset ``c_0 < c_1 < ... < c_{j-1}`` of atom indices has the colex rank
-``sum_t C(c_t, t + 1)`` (in 0 .. C(n, j) - 1). The source's counts: 60 atoms give 1,830
-features with sizes (1, 2), 34,280 with (1, 3), 523,685 with (1, 2, 3, 4); 88 atoms give 3,916
-with (1, 2) and 109,824 with (1, 3).
-"""
+====  ======================  ================================================================="""
 
 from __future__ import annotations
 

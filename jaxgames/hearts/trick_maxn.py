@@ -1,71 +1,21 @@
 """max^n over the current Hearts trick with any leaf value, evaluating only the legal leaves.
 
 The search of the Hearts source's learned player (Sturtevant & White): max^n from the player to
-move to the end of the current trick (1 to 4 plies), a value function at the leaves, the same
-value standing for every seat. :func:`jaxgames.hearts.bots.trick_search` (PIE's search) is as
-fast as it is because it knows its evaluation (separable by hand, scored on a 13^4 grid of card
-slots); :func:`jaxgames.search.maxn.maxn_search` takes any value but steps and scores all
-13^4 slots of a lead. Here the value is any ``value_fn(params, state) -> float32 [4]`` and it
-is called on the legal leaves only: on average about 400 at a lead (random play, 13 cards
-each), against maxn.py's 28,561 slots.
+move to the end of the current trick (1 to 4 plies), ``value_fn(params, state) -> float32 [4]``
+(higher is better, on the rewards' scale) at the leaves, called on the legal leaves only. A
+leaf's vector is the trick's rewards plus ``value_fn`` (0 where the game is over); each player
+takes the card of highest own component, the lowest card on ties (at the root
+``ties="highest"`` takes the highest): maxn.py's values with ``depth=4, max_branching=13,
+stop=trick over``, bit for bit. :func:`per_seat` builds the ``[4]`` vector from a one-seat
+value; :class:`KeyedValue` computes a value once per distinct key. :func:`trick_search` (one
+position; a ``jax.vmap`` folds into one search) returns :class:`TrickMaxnOutput`;
+:func:`trick_search_values` is PIMC's ``search_fn``, :func:`trick_search_policy` an arena
+policy. Each position keeps at most ``max_leaves`` (static, >= 13^3) leaves: the leader's cards
+whose grids do not fit are not searched (no value, never chosen, ``overflow`` set). The search
+reads every hand (as PIE).
 
-**Values** (maxn.py's convention): a leaf's vector is the rewards of the trick (minus the points
-each seat takes, the moon's correction on the hand's last trick) plus ``value_fn(params,
-leaf)``, or plus 0 where the game is over; every player, at its turn, takes the card of
-highest *own* component, the lowest card on ties. Points are bad in Hearts and rewards are
-minus points, so a value to maximise is minus the points a seat expects still to take: a
-predictor of points to come enters as ``lambda p, s: -predict(p, s)``, and each player then
-minimises its own points (taken in the trick plus predicted). :func:`per_seat` builds the
-``[4]`` vector from a one-seat value (the learned value standing for the opponents). The
-leaves are the states after the trick's fourth card, exactly what ``env.step`` makes (a
-``target_score`` game's next hand included), so the search computes maxn.py's values with
-``depth=4, max_branching=13, stop=trick over`` bit for bit (the tests compare).
-
-**The leaves, compactly.** Once the suit led is known, the legal cards of every later seat are
-known (follow suit; the first trick's discards), so the trick's move sequences form, for each
-card the leader may play, a regular grid ``g1 x g2 x g3`` (legal cards of the second, third,
-fourth seat for that suit; a card already on the table counts as a single choice). The
-leader's cards are sorted by the size of their grid (smallest first) and their grids laid end
-to end in one list: leaf ``e`` decodes to its four cards by a cumulative count and mixed-radix
-digits, and the nodes above the leaves are contiguous runs of that list, so the backup is a
-segment argmax per level (no 13^4 grid anywhere).
-
-**Batches.** Written for an explicit batch and registered as its own vmap rule
-(:mod:`jaxgames.search.batching`): a ``vmap`` (an arena's games, PIMC's worlds, both) folds
-into one search. The batch's leaves are evaluated as one flat list, ``chunk`` leaves at a time
-in a ``while_loop`` (each chunk's leaves gathered from any positions of the batch), so the
-work follows the batch's total of legal leaves, whatever their spread across positions. Each
-leaf is made by four ``env.step``s from its position (those of cards already on the table
-discarded), then ``value_fn`` runs on the chunk inside a ``lax.cond`` branch: that keeps XLA's
-CPU fusion from merging value_fn's reads with the steps, which it otherwise does, redoing the
-steps for every element a sparse value gathers (measured 9x slower; an
-``optimization_barrier`` is dropped on the CPU). Params vmapped with the states (a different
-value per game) cannot be folded: each value of the vmapped axis gets a folded search of its
-own, in sequence (``lax.map``), not a plain vmap, which would batch that cond into a select.
-
-**Values read through a key** (:class:`KeyedValue`). A value whose costly part reads only a
-small boolean key of the leaf (the learned value: its capped atoms) is computed once per
-distinct key among a chunk's leaves and seats (sorted, equal keys share one computation); at a
-lead the leaves of a position have about 13 times fewer distinct atom vectors than leaves, and
-the Hearts learner trains about 3 times faster for it (docs/lab/hearts.md), the searches the
-same to the bit (tests).
-
-**The cap.** Each position keeps at most ``max_leaves`` leaves (static; memory ``max_leaves x
-4`` floats per position, and the backup's work is proportional to it). The leader's cards whose
-grids do not fit once the smaller grids are placed are not searched: they get no value (NaN,
--inf), are never chosen, and ``overflow`` is set. ``max_leaves`` >= 13^3 = 2,197, so at least
-one card is always searched, and every position not at a lead fits whole (one grid, <= 13^3).
-The default, 4,096, fits whole all but 8 of 52,000 lead positions of random play (the paper
-variant, 4,000 at each trick; the largest had 8,132 leaves; 13^4 at most);
-``max_leaves=28561`` is exact everywhere.
-
-Measured (``bench/hearts_trick_search.py``; ``docs/lab/hearts.md``): on a loaded 2-core CPU, at
-a lead, batch 64, the learner's Q♠ features (2,516 slots per seat, four seats a leaf): about
-100 positions/s, 39,000 leaves/s, 433x maxn.py on the same positions; with PIE's evaluation
-3.6x faster than PIE's own 13^4-grid search.
-
-Imperfect information: the search reads every hand (by design, as PIE); the honest player is
-PIMC over sampled worlds with :func:`trick_search_values` as its ``search_fn``.
+How it works (values, the compact leaves, batches, keyed values, the cap, measurements):
+docs/hearts_features.md#the-trick-search.
 """
 
 from __future__ import annotations
