@@ -7,48 +7,19 @@ Every game is a pure state-transition function over an immutable pytree ``State`
     state = env.step(state, action, key)
     obs = env.observe(state, player_id)
 
-The step contract, identical for every game (enforced here, in :meth:`Env.step`, so no game
-can get it wrong):
+The step contract is enforced here, once, in :meth:`Env.step`, so no game can get it wrong:
+stepping a finished game is a no-op with zero rewards; an illegal action ends the game at once
+(``illegal_action_penalty`` to its mover); ``legal_action_mask`` is all True at a terminal
+state; actions are integers (anything else is refused); keys are passed in and consumed, never
+stored (:func:`as_key`: a typed key, a raw uint32 [2] key or an integer seed). ``observe`` and
+``sample_world`` refuse a seat out of range known at trace time; a traced one reveals nothing.
+``CHANCE_PLAYER`` (-1) moves only at an afterstate (:meth:`Env.afterstate`,
+:meth:`Env.apply_chance`). Games implement ``_init``, ``_step`` and ``_observe``. Beside this
+module: :mod:`jaxgames.rollout`, the one game loop, and :mod:`jaxgames.api_test`, the contract
+test every game passes.
 
-* stepping a finished game (``terminated | truncated``) is a no-op that returns zero rewards;
-* an illegal action ends the game at once, the position left as it was: the player who chose
-  it receives ``illegal_action_penalty`` and every other player ``-penalty / (num_players - 1)``;
-* at a terminal state ``legal_action_mask`` is all True, so batched sampling from a masked
-  distribution never sees an empty mask;
-* actions are integers: a float, a bool, a string, a batched action on an unbatched state or
-  the state of another game is refused with a TypeError or ValueError that says so, and so is
-  a Python or NumPy integer outside int32 (at trace time: it costs nothing); a traced integer
-  out of ``0 .. num_actions - 1`` is an illegal action like any other;
-* keys are passed in and consumed, never stored in the state; a stochastic game's ``step``
-  refuses to run without one. ``init`` (and ``step``, ``sample_world``) take what
-  ``jax.random`` takes, alike in every game (:func:`as_key`): a typed key
-  (``jax.random.key(seed)``), a raw uint32 [2] key (``jax.random.PRNGKey(seed)``, the same
-  game as the typed key of the same seed) or an integer seed ``0 <= seed < 2**32`` (read as
-  ``jax.random.key(seed)``); anything else is a TypeError (a seed out of range a ValueError).
-
-Seats. ``observe`` and ``sample_world`` (and the games' position builders that take seats:
-hold'em's ``deal``, Hearts' ``from_deal``, Hex's ``from_board``) refuse a seat outside
-``0 .. num_players - 1`` known at trace time (a Python or NumPy int, a concrete array) with a
-ValueError naming it and the range, and a bool or float seat with a TypeError. A traced
-seat cannot be refused; out of range it reveals nothing: ``observe`` gives
-:attr:`Env.blank_observation` (every signed-integer leaf -1, every other leaf 0 / False: no
-card, no seat) and ``sample_world`` the fixed state :attr:`Env.blank_world` (``init`` of
-``jax.random.key(0)``), neither read from the state. The checks live here, once: ``observe``
-calls a game's ``_observe`` with an in-range seat, and a game's own ``sample_world`` or
-``afterstate`` is wrapped by :meth:`Env.__init_subclass__` in the same seat or action checks.
-
-``CHANCE_PLAYER`` (-1) has one meaning: the ``current_player`` of an *afterstate*, a state
-where chance moves next. Such states come only from :meth:`Env.afterstate` and are resolved
-by :meth:`Env.apply_chance`; ``init`` and ``step`` never return one (``api_test`` checks), so
-players, the arena and learners only ever see a seat ``0 .. num_players - 1`` to move. Games
-whose chance happens inside a move (a dealer's draws, a deal) do it inside ``step``.
-
-Games implement ``_init``, ``_step`` (legal, unfinished states only) and ``_observe``.
-Stochastic games may expose their chance step (``afterstate``, ``chance_outcomes``,
-``apply_chance``); imperfect-information games expose ``sample_world``.
-
-Beside this module: :mod:`jaxgames.rollout`, the one game loop, and :mod:`jaxgames.api_test`,
-the contract test every game passes.
+The contract in full (the refusals, keys, seats, chance, what a game implements):
+docs/api.md#the-contract-in-full-jaxgamescore.
 """
 
 from __future__ import annotations
@@ -128,7 +99,8 @@ class Env(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Put the seat and action checks around a game's own ``sample_world`` and
         ``afterstate`` (the public methods a game writes itself), so every game, and every
-        subclass of one, checks its inputs the same way (see the module docstring)."""
+        subclass of one, checks its inputs the same way
+        (docs/api.md#the-contract-in-full-jaxgamescore)."""
         super().__init_subclass__(**kwargs)
         for name, wrap in (("sample_world", _checked_sample_world), ("afterstate", _checked_afterstate)):
             own = cls.__dict__.get(name)

@@ -18,7 +18,8 @@ builds the agent from a config dict and a parameter tree (:func:`params_like`), 
 the other search. Every expected failure raises :class:`AgentError` (a ``ValueError``), one line
 naming the path. Library code: nothing here imports the training pipeline.
 
-What it reads, field by field, and what it refuses: docs/hearts_training.md#playing-against-a-trained-agent.
+What it reads, field by field, and what it refuses:
+docs/hearts_training.md#playing-against-a-trained-agent.
 """
 
 from __future__ import annotations

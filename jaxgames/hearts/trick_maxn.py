@@ -73,8 +73,9 @@ class TrickMaxnOutput:
 
 @chex.dataclass(frozen=True)
 class _Plan:
-    """The shape of one position's trick tree (module docstring), the leader's cards sorted by
-    grid size. ``r`` below indexes that order; place i is the trick's (i+1)-th card."""
+    """The shape of one position's trick tree (docs/hearts_features.md#the-trick-search), the
+    leader's cards sorted by grid size. ``r`` below indexes that order; place i is the trick's
+    (i+1)-th card."""
 
     k: Array          # int32 []        cards of the trick on the table (the mover's place)
     seat_of: Array    # int32 [4]       seat of each place

@@ -1,54 +1,23 @@
 """Hex networks (flax.linen) and the adapter the search and the pipelines call.
 
-The default is the source's network exactly (Zhang, Meng & Yang 2020, sec. 1.1, its Fig. 5):
-
-    input [n, n, 2]  (the mover's stones, the opponent's: ``Hex.observe``)
-    4 x (3x3 convolution, stride 1, VALID, ReLU) with 32, 64, 64, 96 filters
-    flatten -> dense 128, sigmoid
-    value head:  dense 1,  sigmoid   (the win probability of the player to move)
-    policy head: dense n*n, softmax  (one probability per cell)
-
-237,882 parameters at 11x11 (608 + 18,496 + 36,928 + 55,392 + 110,720 + 129 + 15,609), the
-count the source's TensorFlow summary prints. The modules return *logits* (the value's before
-its sigmoid, the policy's before its softmax): losses are computed stably from logits.
-
-Small boards. Each VALID 3x3 convolution takes 2 off each side length (11 -> 9 -> 7 -> 5 -> 3),
-so four fit only from n = 9 up (9 -> 1x1). Rule: a convolution is VALID while its input is at
-least 3x3, and SAME (zero padding, the size kept) once the input is 1x1 or 2x2. So n >= 9 is
-the source's network unchanged, and smaller boards keep every layer and its filter counts:
-n = 8: 8 -> 6 -> 4 -> 2 -> 2 (the last convolution SAME); n = 7: 7 -> 5 -> 3 -> 1 -> 1;
-n = 5: 5 -> 3 -> 1 -> 1 -> 1; n = 3: 3 -> 1 -> 1 -> 1 -> 1. Only the dense layer's input (side^2
-x 96) and the policy head (n*n) depend on n.
-
-``kind="resnet"``: an AlphaZero-style residual tower for larger runs on accelerators (every
-convolution SAME, so any n): a 3x3 stem, ``blocks`` residual blocks of two 3x3 convolutions with
-``channels`` filters (LayerNorm over the channels, which keeps the parameters a single stateless
-pytree, no batch statistics), a policy head (1x1 conv, 2 filters, dense n*n + 1: the swap logit
-is learned) and a value head (1x1 conv, 1 filter, dense ``value_hidden``, ReLU, dense 1) giving
-a win-probability logit like the source's, so both kinds mean the same by their value.
-
-Initialisation (``init``): Keras's defaults, as the source's TensorFlow model had them:
-Glorot-uniform kernels, zero biases (LayerNorm scales one), for both kinds.
-
-The adapter (:func:`make`) has the game-agnostic shape the search (``jaxgames.search.mcts``)
-and the pipelines use::
+``kind="source"`` (the default) is the source's network exactly (Zhang, Meng & Yang 2020, sec.
+1.1, its Fig. 5): four 3x3 convolutions of 32, 64, 64, 96 filters, a dense 128 (sigmoid), a
+value head (the win probability of the player to move) and a policy head (one probability per
+cell); 237,882 parameters at 11x11, and every board size from 3 up (a convolution is SAME once
+its input is 1x1 or 2x2). ``kind="resnet"``: an AlphaZero-style residual tower for larger runs
+on accelerators (any n, a learned swap logit). The modules return *logits*; initialisation is
+Keras's defaults. The adapter (:func:`make`) has the game-agnostic shape the search
+(``jaxgames.search.mcts``) and the pipelines use::
 
     apply(params, obs) -> (logits float32 [B, n*n + 1], value float32 [B])
 
-The adapter shows the network each position from the mover's side (``mover_frame=True``, the
-default): for White to move the board is transposed, which maps the Hex grid onto itself and
-turns White's left-right task into Black's top-bottom one, and the cell logits are transposed
-back. The source's two input planes (the mover's stones, the opponent's) do not say which
-edges the mover joins; without the transpose the network would have to infer the colour from
-the stone counts and learn every pattern twice. ``logits`` are over the env's actions (cells,
-then the swap); ``value`` = 2 p - 1 in [-1, 1]
-(p the mover's win probability; equal to ``tanh(value_logit / 2)``). The source's network has
-no swap output, so its swap logit is a constant chosen to give the swap exactly the uniform
-share ``1 / (n*n + 1)`` of the prior: ``logsumexp(cell logits) - log(n*n)``; the cells keep the
-source's proportions among themselves, and a cross-entropy whose target never puts mass on the
-swap has the source's gradients. (With ``swap=False`` the swap is masked anyway.) ``obs`` may be
-bool or float, batched ``[B, n, n, 2]`` or one ``[n, n, 2]`` (outputs then without the ``B``).
-Everything is jittable and vmappable.
+``logits`` over the env's actions (cells, then the swap), ``value`` = 2 p - 1 in [-1, 1] (p the
+mover's win probability), each position shown from the mover's side (``mover_frame=True``).
+``obs`` may be bool or float, ``[B, n, n, 2]`` or one ``[n, n, 2]`` (outputs then without the
+``B``). Everything is jittable and vmappable.
+
+How it works (the layers and the parameter count, small boards, the residual tower, the mover's
+frame, the swap logit): docs/hex_training.md#the-network.
 """
 
 from __future__ import annotations

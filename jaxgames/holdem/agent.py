@@ -5,39 +5,20 @@
     action = agent.act(state)                           # int: the agent's action in ``state``
     agent.action_probs(state)                           # float32 [9]: what it samples from
 
-What it reads (through :mod:`jaxgames.checkpoints`, the format training writes):
+:func:`load_agent` reads ``config.json`` (``network``, ``tower``: the arguments of
+:func:`jaxgames.holdem.network.make_network`) and the parameters, by ``which``: ``"latest"``
+(the default, the newest ``checkpoints/<step>/``: the last round's, the agent the run's summary
+describes) or ``"best"`` (``best/<step>/``, else the newest checkpoint). The policy is the one
+the run trained, rebuilt from the game's pieces alone (:func:`network_policy`,
+:func:`network_probs`: the network on :func:`jaxgames.holdem.encode.encode` of what the player
+to move sees, its masked softmax sampled), as arena functions ``(params, state, key) -> ...``.
+:func:`make_agent` builds the agent from a config dict and a parameter tree
+(:func:`network_settings`, :func:`params_like`), as ``jaxgames.pretrained`` does. Every expected
+failure raises :class:`AgentError` (a ``ValueError``) naming the path and what is wrong. Library
+code: nothing here imports the training pipeline.
 
-- ``config.json``: ``network`` (the size, ``small`` or ``source``) and ``tower`` (``dense``
-  or ``conv``; empty: the size's own), the arguments of
-  :func:`jaxgames.holdem.network.make_network`; its ``game`` (where a config has one) must be
-  ``holdem``;
-- the parameters, by ``which``: ``"latest"`` (the default) reads the newest
-  ``checkpoints/<step>/`` (the whole training carry, a ``PPOCarry``, of which only the
-  network's variables ``carry.params`` are read): at the end of a run, the last round's, the
-  agent the run's summary describes; ``"best"`` reads ``best/<step>/`` (the round with the
-  best worst result against the anchors random, call and all-in; the pytree saved there is
-  the parameters only), else the newest checkpoint. The default is the last round's: the
-  anchors' best round did worse against the equity bot, which those runs never met, on both
-  full-preset seeds measured (docs/lab/holdem.md). The parameters are restored into the tree of
-  the network's ``init`` (``jax.eval_shape``), so a checkpoint that does not fit the network
-  the config describes is refused, not misread.
-
-The policy is the one the run trained (``train/algos/ppo.py``'s ``policy`` and ``probs``),
-rebuilt here from the game's pieces alone (:func:`network_policy`, :func:`network_probs`):
-the network on :func:`jaxgames.holdem.encode.encode` of what the player to move sees
-(``env.observe(state, state.current_player)``), its masked softmax sampled. Both are arena
-functions ``(params, state, key) -> ...``, so ``jaxgames.arena``, ``jaxgames.holdem.bots.
-head_to_head``, local best response (it needs ``probs``) and ``jaxgames.holdem.play`` take the
-agent as it is.
-
-The agent itself is built from a config dict and a parameter tree (:func:`make_agent`, with
-:func:`network_settings` and :func:`params_like`): :func:`load_agent` reads both from a run
-folder, ``jaxgames.pretrained`` from the files of a shipped agent.
-
-Every expected failure raises :class:`AgentError` (a ``ValueError``) naming the path and what
-is wrong: no such folder, no ``config.json``, a config of another game or with bad values, no
-checkpoint, a checkpoint that is unreadable (damaged files), of another format version, or that
-does not fit the config's network. Library code: nothing here imports the training pipeline.
+What it reads, why the last round is the default, what it refuses:
+docs/holdem_training.md#playing-against-a-trained-agent.
 """
 
 from __future__ import annotations

@@ -7,35 +7,15 @@ Two towers of the same shape with separate weights, one per input tensor (``enco
     concat -> fully connected trunk (ReLU) -> policy logits [B, 9] (illegal ones masked)
                                            -> value [B]
 
-The source calls the pair "pseudo-Siamese": twins in shape, not in weights, so each learns
-its own representation (the cards' and the betting's). A tower is
+A tower is ``tower="dense"`` or ``tower="conv"`` (3x3 SAME convolutions,
+:class:`jaxgames.hex.network.PatchConv`). Sizes (:data:`SIZES`, :func:`make_network`): ``small``,
+the default (dense towers, 219,146 parameters), and ``source``, AlphaHoldem's scale (8,628,234
+parameters). Outputs: ``logits`` float32 [B, 9], :data:`ILLEGAL_LOGIT` (finite) where ``legal``
+is False, so a softmax gives illegal actions exactly 0; ``value`` float32 [B], unbounded and
+linear. The first policy is nearly uniform over the legal actions.
 
-* ``tower="dense"``: flatten, then dense layers (ReLU);
-* ``tower="conv"``: 3x3 SAME convolutions (ReLU) over the ``4 x N`` planes with the channels
-  as features (NHWC ``[B, 4, 13, 6]`` and ``[B, 4, 9, 24]``), then flatten and the same dense
-  layers. The convolutions are :class:`jaxgames.hex.network.PatchConv`: XLA's convolution
-  forward, matrix-product gradients backward, because on XLA:CPU a convolution's kernel
-  gradient inside a ``lax.scan`` (where SGD runs) misses the fast path (docs/lab/hex.md).
-
-Sizes (:data:`SIZES`, :func:`make_network`):
-
-* ``small``, the default: dense towers of one 128-wide layer, a 256-wide trunk, 219,146
-  parameters; cheap enough to train on a 2-core CPU. Dense towers because on that CPU conv
-  towers of a similar size (8 and 16 filters, then the same dense 128: 253,354 parameters)
-  ran at 0.3x their evaluations/s forward and 0.1x forward+backward, batch 1024
-  (``bench/holdem_network.py``, docs/lab/holdem.md).
-* ``source``: AlphaHoldem's scale, 8.6M parameters, 1.8M of them in the convolutions and
-  6.8M in the fully connected layers (the source's three figures). The source gives the
-  totals, not the layers; these are ours: per tower convolutions of 128, 256, 256 filters
-  and a dense 256; a trunk of 1024 and 512: 1,805,312 convolution and 6,822,922 fully
-  connected parameters, 8,628,234 in all.
-
-Outputs: ``logits`` float32 [B, 9], :data:`ILLEGAL_LOGIT` (a large negative *finite* value,
-so no ``inf - inf`` NaN reaches a loss) where ``legal`` is False, so a softmax gives illegal
-actions exactly 0; ``value`` float32 [B], unbounded and linear, in whatever unit the learner
-regresses it on (e.g. chips / stack). The policy head starts at a hundredth of the usual
-scale (orthogonal, gain 0.01, as PureJaxRL's PPO does) so the first policy is nearly uniform
-over the legal actions.
+The towers, the sizes and why dense is the default, the outputs and the initialisation:
+docs/holdem_training.md (its list "What is built here, and where").
 """
 
 from __future__ import annotations

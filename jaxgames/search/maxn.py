@@ -195,7 +195,7 @@ def _batched_search(env, depth, branching, value_fn, stop, params_batched):
 
 
 def _search(env, states, params, params_batched, depth, b, value_fn, stop) -> MaxnOutput:
-    """The search of a batch ``states`` [N] (see the module docstring): the loop, then the
+    """The search of a batch ``states`` [N] (docs/search.md#maxn): the loop, then the
     backup of each tree."""
     m = b ** max(depth - 2, 0)
     c = m * b

@@ -122,7 +122,7 @@ def make_fns(env: Env, apply_fn: ApplyFn, *, lam: float | Array = 0.0):
 def source_action_selection(rows: batched_mctx.Rows, noise: Array, *, eta: float = 1.0,
                             unvisited_q: float = 0.0) -> Array:
     """Eq. (5) at one node of every game (``batched_mctx.Rows``): ``argmax Q + 2 eta P /
-    (1 + N)`` (see the module docstring for the mapping) over the legal children; ``noise``
+    (1 + N)`` (the mapping: docs/search.md#mcts) over the legal children; ``noise``
     [B, A] (tiny) breaks ties."""
     q = jnp.where(rows.visits > 0, rows.q, unvisited_q)
     score = q + 2.0 * eta * rows.prior / (1.0 + rows.visits) + noise
@@ -169,7 +169,7 @@ def search(env: Env, apply_fn: ApplyFn, params: Any, states: State, key: Array, 
         from the visit counts with ``temperature``; ``action_weights`` = visit frequencies.
       ``"gumbel"``: ``mctx.gumbel_muzero_policy`` (``max_num_considered_actions``,
         ``gumbel_scale``; 0 for evaluation); ``action_weights`` = the improved policy.
-      ``"source"``: the source's eqs. (5)-(7) (``eta``, ``unvisited_q``; module docstring), with
+      ``"source"``: the source's eqs. (5)-(7) (``eta``, ``unvisited_q``; docs/search.md#mcts), with
         the same root noise and acting as ``"muzero"``.
     lam: the weight of a random playout in each leaf value (every kind; 0 = network only).
     ``lam``, ``eta``, ``unvisited_q``, ``temperature``, ``dirichlet_fraction`` and

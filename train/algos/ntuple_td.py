@@ -1,37 +1,21 @@
 """Afterstate TD learning of an n-tuple network, many games in lock-step (2048 and kin).
 
-As the source explains (and Szubert & Jaśkowski 2014): the agent plays greedily on
-``reward + V(afterstate)``; the target of an afterstate is the next move's reward plus the next
-afterstate's value (0 after the last move); the error, times the learning rate, is split evenly
-over the features the afterstate reads. TD(λ) uses the λ-return by the source's backward
-recursion ``target(A) = b + (1-λ) V(B) + λ target(B)``, truncated to the last ``trace_length``
-afterstates (delayed TD(λ), Jaśkowski 2018): each afterstate is updated ``trace_length`` moves
-after it was played, or when its game ends.
-
-Options behind the current records: optimistic initialisation (every board starts valued at
-``optimistic_init``) and temporal coherence (TC: each weight's step is scaled by
-``|Σ errors| / Σ |errors|`` of the updates it received; Beal & Smith 1999, Jaśkowski 2018).
-
-Many games step the table at once, so a weight read by k games of a batch moves k steps in one
-update, where online play would have moved it k times, each after re-reading it. ``shared_step``
-says how those steps combine. ``"sum"`` adds them: the source's online rule, and what 128 games
-per update learn like. ``"sqrt"`` divides a weight's summed step by the square root of the
-number of games that stepped it: the square-root scaling of the learning rate with the batch
-size (Krizhevsky 2014; Hoffer, Hubara & Soudry 2017), applied to each weight with its own batch,
-k. A weight one game alone touched gets exactly the online step, so with one game the rules are
-the same. Large batches need it: at 4,096 games one weight is stepped by up to ~800 games per
-update, the sum overshoots and the learner stays near a random or greedy player's score, while
-the square-root rule learns per move as 128 summed games do (docs/benchmarks.md; dividing by k
-itself, or by 1 + (α/F)(k - 1), were measured and not kept: docs/lab/benchmarks.md).
-
-One ``update`` advances every game by one move (``B`` moves) and applies all their TD updates
-with one scatter-add; finished games restart at once.
+As the source (and Szubert & Jaśkowski 2014): greedy play on ``reward + V(afterstate)``,
+TD(0) or a truncated TD(λ) over the last ``trace_length`` afterstates (delayed TD(λ),
+Jaśkowski 2018), with optimistic initialisation and temporal coherence (TC) as options.
+:func:`make` returns the :class:`train.algos.learner.Learner`: one ``update`` advances every
+game by one move (``B`` moves) and applies all their TD updates with one scatter-add; finished
+games restart at once. ``shared_step`` says how a batch's steps of one weight combine:
+``"sum"`` (the online rule) or ``"sqrt"`` (divided by the square root of the games that
+stepped it); ``"auto"`` picks ``"sqrt"`` from :data:`SQRT_FROM_GAMES` games per update.
 
 The game comes as a board model (``env.board_model()``: ``expand``, ``spawn_from_words``,
 ``start_from_words``, ``tile_values``): this learner moves raw boards rather than stepping
-the Env, because at a million moves a second the Env's contract checks and selects would cost
-more than the move (the one exception to the project's single game loop; the evaluation
-plays through the arena).
+the Env (the one exception to the project's single game loop; the evaluation plays through
+the arena).
+
+The targets, TC, the step rules and why large batches need the square root, why raw boards:
+docs/learners.md#afterstate-td-on-an-n-tuple-network-trainalgosntuple_tdpy.
 """
 
 from __future__ import annotations

@@ -1,43 +1,22 @@
 """The opponent wrapper: an N-player game seen from one seat, as a single-agent environment.
 
-A single-agent learner (PPO, TD) plays a multi-player game through :class:`VsOpponents`:
-the learner sits in one seat, and the other seats' moves are played inside the environment by
-an opponent policy, so that every state the learner sees is one where it is to move. Nothing
-here names a game; what an opponent *is* belongs to the caller: ``table`` is any pytree the
-caller carries (a league's pool, fixed anchors, a bot's parameters ...), ``opponent`` an
-int32 index that ``opponent_policy`` gives a meaning to (a pool slot, an anchor).
+A single-agent learner (PPO, TD) plays a multi-player game through :class:`VsOpponents`: the
+learner sits in one seat, the other seats' moves are played inside the environment by an
+opponent policy, and every state the learner sees is one where it is to move. Nothing here
+names a game: ``table`` is any pytree the caller carries (a league's pool, anchors ...),
+``opponent`` an int32 index that ``opponent_policy`` gives a meaning to.
 
     wrapper = VsOpponents(env, opponent_policy=play, draw_opponent=draw, value_bounds=bounds)
     s = wrapper.reset(table, key)                  # Seat: the learner is to move in s.state
     s = wrapper.step(table, s, action, key)        # its action, then the others' moves
     # batched: jax.vmap(wrapper.step, in_axes=(None, 0, 0, 0))(table, seats, actions, keys)
 
-Rewards. ``Seat.reward`` of a step is the sum of ``rewards[seat]`` over every move from the
-learner's action up to its next decision (or the end of the game): the opponents' moves in
-between are the consequences of that decision, so their rewards are credited to it (the
-training contract in DESIGN.md). When the game ends there, ``done`` is True, ``bounds`` holds
-``value_bounds`` of the final state (AlphaHoldem's value clip: what the learner could at most
-lose and win in that game), and ``state`` is already the next game (auto-reset), with a newly
-drawn seat and opponent, stepped to the learner's first decision in it.
+``Seat.reward`` is ``rewards[seat]`` summed from the learner's action to its next decision;
+at a game's end ``done`` is True, ``bounds`` holds ``value_bounds`` of the final state and
+``state`` is already the next game (auto-reset). Jittable and vmappable.
 
-Moves before the learner's first decision in a game (the opponents who move first) are
-played, but their rewards are credited to nothing: the learner has made no decision in that
-game they could belong to, and the previous game's decision must not be charged with a game it
-did not play (its ``done`` cuts the return there). A game that *ends* before the learner's
-first decision (an opponent folds at once) is dealt again, inside the same call, its rewards
-dropped likewise: the learner only ever sees games in which it decides. Each new deal, first
-or again, draws the seat uniformly and the opponent with ``draw_opponent``; the first deal of
-:meth:`VsOpponents.reset` is ``env.init``, every later one ``env.reset(key, previous)`` (a
-game that carries something from hand to hand, hold'em's button, keeps doing so).
-
-Everything is jittable and vmappable: the opponents' moves are one ``lax.while_loop`` (one
-iteration per opponent move or new deal; under ``vmap`` every game of the batch runs until the
-last has reached its learner's decision). Bounds on that loop, safety nets only:
-``max_opponent_moves`` moves in one game within one call (default ``env.max_steps``, the
-longest any game may last; a game without one, 100 000 as :func:`jaxgames.rollout.rollout`)
-and :data:`MAX_DEALS` deals per call. Were one reached (an opponent policy that never lets
-the game end, a seat that never gets to decide), the call returns the state as it is, where the
-learner is not to move.
+How it works (what is credited to what, games the learner never decides in, the loop and its
+bounds): docs/learners.md#the-opponent-wrapper-trainalgosopponentspy.
 """
 
 from __future__ import annotations

@@ -2,37 +2,20 @@
 ``--resume``, the final evaluation, plots, summary and report. A game's run module
 (``train/games/<game>.py``) gives only what is its own, as a :class:`Pipeline`: its learner,
 its round evaluation and row, its league hook, its final evaluation and summary fields, its
-report and files.
-
-Each round (one jitted chunk of updates, :func:`train.common.driver.run`):
-
-1. train a chunk;
-2. ``evaluate(Chunk) -> Round``: the round's row, what the progress bar shows (and ``best/``
-   judges by), and what the league hook needs;
-3. ``league(step, carry, Round, keys) -> (carry, info)``, if any: may change the carry (a
-   model promoted into the pool); ``info`` joins the row;
-4. log the row (``metrics.jsonl``);
-5. checkpoint (the carry as the hook left it, so a resumed run is exact; ``best/``).
-
-When the last round is done (at once for a resumed run whose training had ended):
-``final(End) -> Final`` evaluates, then the skeleton adds ``seconds`` to its summary and, on
-process 0 only, writes ``final.files`` (plots, exported tables, SGF), ``summary.json`` and
-``report.md``. Stopped early (``stop_after_chunks``) it returns ``{}`` and writes none of
-them. A run killed in any phase continues with ``--resume`` to the result of an unbroken one:
-rows after the last checkpoint are dropped and logged again, and the final evaluation depends
-only on the carry, the rows and the keys.
-
-In a multi-host run every process runs the same calls and gets the same summary; process 0
-alone writes files (:attr:`RunDir.writes`). A game's ``train`` joins the run
-(``init_distributed()``) before it uses JAX to build its pipeline.
-
-Keys (:class:`Keys`) are named: ``keys.round(step)`` for a round, ``keys.final``,
-``keys.lbr``, ``keys.experts`` ... for the end of the run.
+report and files. :func:`run_pipeline` runs it: each round trains a chunk
+(:func:`train.common.driver.run`), evaluates it (``evaluate(Chunk) -> Round``), runs the league
+hook if any, logs the row and checkpoints; at the end ``final(End) -> Final`` evaluates and
+process 0 alone writes the files, ``summary.json`` and ``report.md``. A run killed in any phase
+continues with ``--resume`` to the result of an unbroken one. Keys (:class:`Keys`) are named:
+``keys.round(step)``, ``keys.final``, ``keys.lbr`` ...
 
     def train(config, *, stop_after_chunks=None):
         return run_pipeline(Pipeline(game="hex", keys=Keys.of(config.seed), init=..., update=...,
                                      num_updates=..., chunk_size=..., evaluate=..., final=...),
                             config, stop_after_chunks=stop_after_chunks)
+
+Each step of a round, the end of a run, resuming and multi-host runs: docs/training.md (its
+Skeleton entry).
 """
 
 from __future__ import annotations
