@@ -137,7 +137,7 @@ class Game:
         self._key = jax.random.key(self.seed)
         self.moves = 0
         self.version = 0
-        self.hands: list[dict] = []   # the finished hands' points (a game to a target score)
+        self.hands: list[dict] = []   # the finished hands' points, the last one's too
         self.state = self._computer_moves(self.env.init(jax.random.fold_in(self._key, 0)))
 
     def _computer_moves(self, state):
@@ -170,7 +170,9 @@ class Game:
         except Exception:
             self.moves = moves   # nothing happened
             raise
-        if int(state.hand_number) > int(self.state.hand_number):   # a hand ended, the next is dealt
+        # a hand ended: the next is dealt, or it was the game's last (one hand, or a score reached
+        # the target: the hand number stays, the game is over)
+        if int(state.hand_number) > int(self.state.hand_number) or bool(state.terminated):
             before, after = np.asarray(self.state.scores).astype(int), np.asarray(state.scores).astype(int)
             self.hands = self.hands + [{"hand": int(self.state.hand_number) + 1, "points": (after - before).tolist(),
                                         "scores": after.tolist()}]

@@ -6,6 +6,7 @@ const api = {
   game: null,   // the page's game name (hex, holdem, ...)
   id: null,     // the id of the game being played
   view: null,   // the last view the server sent
+  moving: false, // a move is on its way: a key or click meanwhile is dropped (it would be a stale 409)
 
   async call(method, path, body) {
     const options = { method, headers: {} };
@@ -26,14 +27,32 @@ const api = {
     if (!data) return;
     this.id = data.id;
     this.view = data.view;
+    history.replaceState(null, "", "#" + data.id);   // the address names the game: a reload shows it again
     draw(data.view);
+  },
+
+  // the game named in the address (#id), if any: a reload shows the same position
+  async resume(draw) {
+    const id = decodeURIComponent(location.hash.slice(1));
+    if (!id) return;
+    const view = await guarded(() => this.call("GET", `/api/${this.game}/${encodeURIComponent(id)}`), "Loading the game ...");
+    if (!view) { history.replaceState(null, "", location.pathname); return; }   // dropped: the error line says so
+    this.id = id;
+    this.view = view;
+    draw(view);
   },
 
   // play a move; the version makes a move from a stale page a 409, not a wrong move
   async move(body, draw) {
-    if (!this.id) return;
-    const view = await guarded(() => this.call("POST", `/api/${this.game}/${this.id}/move`,
-                                               { ...body, version: this.view.version }), "The computer is thinking ...");
+    if (!this.id || this.moving) return;
+    this.moving = true;
+    let view;
+    try {
+      view = await guarded(() => this.call("POST", `/api/${this.game}/${this.id}/move`,
+                                           { ...body, version: this.view.version }), "The computer is thinking ...");
+    } finally {
+      this.moving = false;
+    }
     if (!view) return;
     this.view = view;
     draw(view);
