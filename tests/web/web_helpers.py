@@ -1,7 +1,16 @@
-"""What the web tests share: the client of one app per module and the card finder."""
+"""What the web tests share: the client of one app per module and the card finder; the real
+server as a subprocess and the system Chromium (the browser tests, the screenshots script)."""
 
 from __future__ import annotations
 
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 import warnings
 
 with warnings.catch_warnings():   # starlette 1.x asks for httpx2; httpx still works
@@ -42,3 +51,60 @@ def longest_list(data) -> int:
     if isinstance(data, list):
         return max([len(data)] + [longest_list(v) for v in data])
     return 0
+
+
+# -- the real server and a real browser (tests/web/test_web_browser.py, docs/img/web_screenshots.py)
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+#: Debian's chromium package (.ci/run installs it with apt-get); Playwright drives it, and never
+#: downloads a browser of its own (no `playwright install`: the machines have no network)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(log_path, *flags: str, timeout: float = 120.0):
+    """``python -m jaxgames.web --port <free port> *flags`` as a subprocess (its output to
+    ``log_path``), waited for until ``/`` answers 200: ``(process, base url, seconds from the
+    command to that first page)``. A server that exits or does not answer in ``timeout`` is an
+    error that quotes its log."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(log_path, "w")
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "jaxgames.web", "--port", str(port), *flags],
+                            cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    log.close()
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url, time.perf_counter() - started
+        except (urllib.error.URLError, OSError):
+            pass
+        if proc.poll() is not None or time.perf_counter() - started > timeout:
+            stop_server(proc)
+            raise RuntimeError(f"python -m jaxgames.web did not answer on {url}/ "
+                               f"(exit status {proc.returncode}):\n{pathlib.Path(log_path).read_text()[-3000:]}")
+        time.sleep(0.05)
+
+
+def stop_server(proc) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def launch_chromium(playwright):
+    """The system Chromium under Playwright, headless, with nothing reaching for the network."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
