@@ -19,6 +19,7 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tests" / "web"))
 
+import web_helpers  # noqa: E402
 from web_helpers import launch_chromium, start_server, stop_server  # noqa: E402
 
 WAIT_MS = 600_000
@@ -26,21 +27,11 @@ VIEWPORT = {"width": 1000, "height": 700}
 
 
 def settle(page) -> None:
-    page.wait_for_function("() => document.getElementById('status').className !== 'busy'", timeout=WAIT_MS)
-    if page.locator("#status").get_attribute("class") == "error":
-        raise RuntimeError(f"{page.url}: {page.locator('#status').text_content()}")
+    web_helpers.settle(page, wait_ms=WAIT_MS)
 
 
 def start(page, path: str, **options) -> None:
-    page.goto(path)
-    for name, value in options.items():
-        field = page.locator(f"#options [name={name}]")
-        if field.evaluate("e => e.tagName") == "SELECT":
-            field.select_option(str(value))
-        else:
-            field.fill(str(value))
-    page.click("#options button")
-    settle(page)
+    web_helpers.start_game(page, path, wait_ms=WAIT_MS, **options)
 
 
 def click(page, selector: str) -> None:

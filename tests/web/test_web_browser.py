@@ -24,14 +24,12 @@ import urllib.request
 
 import pytest
 
-from web_helpers import CHROMIUM, launch_chromium, start_server, stop_server
+from web_helpers import CHROMIUM, PAGE_WAIT_MS, launch_chromium, settle, start_game, start_server, stop_server
 
 pytestmark = pytest.mark.slow
 
 #: the bar for the server's start: the command to the first page answered
 STARTUP_BAR_S = 10.0
-#: the longest one click may wait (a first move compiles the opponent's programs)
-WAIT_MS = 300_000
 
 
 def _need_browser():
@@ -68,7 +66,7 @@ def browser(server):
 @pytest.fixture
 def page(browser, server):
     context = browser.new_context(viewport={"width": 1000, "height": 700}, base_url=server)
-    context.set_default_timeout(WAIT_MS)
+    context.set_default_timeout(PAGE_WAIT_MS)
     pg = context.new_page()
     errors = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -77,28 +75,9 @@ def page(browser, server):
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
-def settle(page) -> str:
-    """Wait until the page's request is answered (the status line leaves "busy"); the status
-    line must not be a refusal (a stale page's 409, an illegal move's 422 ...). Returns it."""
-    page.wait_for_function("() => document.getElementById('status').className !== 'busy'", timeout=WAIT_MS)
-    status = page.locator("#status")
-    assert status.get_attribute("class") != "error", f"the page shows an error: {status.text_content()}"
-    return status.text_content()
-
-
 def start(page, path: str, **options) -> None:
-    """Open the page, set the options form (selects by value, inputs filled), press its button."""
-    page.goto(path)
-    for name, value in options.items():
-        field = page.locator(f"#options [name={name}]")
-        if field.evaluate("e => e.tagName") == "SELECT":
-            field.select_option(str(value))
-        elif field.get_attribute("type") == "checkbox":
-            field.set_checked(bool(value))
-        else:
-            field.fill(str(value))
-    page.click("#options button")
-    settle(page)
+    """Open the page and start a game with ``options`` (the form's fields); its table shows."""
+    start_game(page, path, **options)
     assert page.locator("#table").is_visible()
 
 

@@ -108,3 +108,32 @@ def stop_server(proc) -> None:
 def launch_chromium(playwright):
     """The system Chromium under Playwright, headless, with nothing reaching for the network."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+#: the longest one request of a page may wait (a first move compiles the opponent's programs)
+PAGE_WAIT_MS = 300_000
+
+
+def settle(page, *, wait_ms: int = PAGE_WAIT_MS) -> str:
+    """Wait until the page's request is answered (the status line leaves "busy"); the status
+    line must not be a refusal (a stale page's 409, an illegal move's 422 ...). Returns it."""
+    page.wait_for_function("() => document.getElementById('status').className !== 'busy'", timeout=wait_ms)
+    status = page.locator("#status")
+    assert status.get_attribute("class") != "error", f"{page.url} shows an error: {status.text_content()}"
+    return status.text_content()
+
+
+def start_game(page, path: str, *, wait_ms: int = PAGE_WAIT_MS, **options) -> None:
+    """Open the page, set the options form (selects by value, checkboxes, inputs filled),
+    press its button and wait for the game."""
+    page.goto(path)
+    for name, value in options.items():
+        field = page.locator(f"#options [name={name}]")
+        if field.evaluate("e => e.tagName") == "SELECT":
+            field.select_option(str(value))
+        elif field.get_attribute("type") == "checkbox":
+            field.set_checked(bool(value))
+        else:
+            field.fill(str(value))
+    page.click("#options button")
+    settle(page, wait_ms=wait_ms)
