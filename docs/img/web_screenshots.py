@@ -109,7 +109,7 @@ def main(argv=None) -> int:
             p.error(f"no game {game!r}; the games: {', '.join(PAGES)}")
     from playwright.sync_api import sync_playwright
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url, seconds = start_server(pathlib.Path(tmp) / "server.log")
+        proc, url, seconds = start_server(pathlib.Path(tmp) / "server.log", "--no-warm-up")
         print(f"server up in {seconds:.1f} s at {url}", flush=True)
         try:
             with sync_playwright() as pw:

@@ -7,8 +7,12 @@ whoever reaches the port: not something to open to a network by default)."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import threading
 
 from jaxgames import cli_args
+from jaxgames.terminal import INTERRUPTED
 from jaxgames.web.agents import RUN_GAMES
 
 PROG = "python -m jaxgames.web"
@@ -34,6 +38,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run", type=_run, action="append", default=[], metavar="GAME=RUN",
                    help="a trained agent's run folder, the opponent 'agent' of that game's page (repeatable; "
                         f"games: {', '.join(RUN_GAMES)})")
+    p.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                   help="do not play one game of each page in the background at start (by default the "
+                        "agents' programs compile then, before a person's first game waits on them)")
     return p
 
 
@@ -55,7 +62,29 @@ def main(argv: list[str] | None = None) -> int:
 
     from jaxgames.web.agents import Agents
     from jaxgames.web.server import make_app
+    from jaxgames.web.warm import warm_up
 
-    print(f"jaxgames web: http://{args.host}:{args.port}/ (the first move of each game compiles: seconds)", flush=True)
-    uvicorn.run(make_app(Agents(args.runs)), host=args.host, port=args.port, log_level="warning")
-    return 0
+    agents = Agents(args.runs)
+    server = uvicorn.Server(uvicorn.Config(make_app(agents), host=args.host, port=args.port, log_level="warning"))
+    warming = threading.Thread(target=warm_up, args=(agents,), kwargs={"ready": lambda: server.started},
+                               name="warm-up", daemon=True)
+    if args.warm_up:
+        warming.start()
+        print(f"jaxgames web: http://{args.host}:{args.port}/ (each game's programs compile in the background "
+              f"now: a game started before its 'ready' line waits for them)", flush=True)
+    else:
+        print(f"jaxgames web: http://{args.host}:{args.port}/ (the first move of each game compiles: seconds)",
+              flush=True)
+    status = 0
+    try:
+        server.run()
+    except KeyboardInterrupt:     # uvicorn shuts down on Ctrl-C, then raises it again
+        print("jaxgames web: stopped (Ctrl-C)", flush=True)
+        status = INTERRUPTED
+    if warming.is_alive():
+        # XLA compiling on that thread: Python's shutdown under it can crash the process
+        # (jaxgames.terminal.exit_process has the measurement), so the server ends here
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status

@@ -14,26 +14,21 @@ import time
 import warnings
 
 from jaxgames.web.server import GAMES, make_app
+from jaxgames.web.agents import Agents
+from jaxgames.web.warm import first_legal, warm_game
 
 
-def _first_legal(game: str, view: dict) -> dict:
-    """A legal move of ``view`` (the first listed), or the next deal once a hand is over."""
-    if game == "holdem":
-        return {"deal": True} if view["hand"]["over"] else {"action": view["hand"]["legal"][0]["action"]}
-    if game == "ten_half":
-        return {"deal": True} if view["over"] else {"action": view["legal"][-1]}
-    if game == "hearts":
-        return {"card": view["legal"][0]["id"]}
-    if game == "2048":
-        return {"action": view["legal"][0]}
-    return {"cell": view["legal"][len(view["legal"]) // 2]}
-
-
-def measure(game: str, moves: int, options: dict) -> dict:
+def measure(game: str, moves: int, options: dict, *, warm: bool = False) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
-    c = TestClient(make_app())
+    agents = Agents()
+    out = {}
+    if warm:       # the server's warm-up of this page first (python -m jaxgames.web does it at start)
+        t = time.perf_counter()
+        warm_game(game, agents)
+        out["warm_up"] = time.perf_counter() - t
+    c = TestClient(make_app(agents))
 
     def timed(method, path, body=None):
         t = time.perf_counter()
@@ -42,7 +37,6 @@ def measure(game: str, moves: int, options: dict) -> dict:
             raise SystemExit(f"{path}: {r.status_code} {r.text}")
         return time.perf_counter() - t, r.json()
 
-    out = {}
     out["new"], data = timed("POST", f"/api/{game}/new", options)
     gid, view = data["id"], data["view"]
     out["think_first"], _ = timed("GET", f"/api/{game}/{gid}/think")
@@ -51,7 +45,7 @@ def measure(game: str, moves: int, options: dict) -> dict:
     for _ in range(moves):
         if view.get("over") and game in ("hearts", "2048", "hex"):
             break
-        t, view = timed("POST", f"/api/{game}/{gid}/move", _first_legal(game, view))
+        t, view = timed("POST", f"/api/{game}/{gid}/move", first_legal(game, view))
         times.append(t)
     out["move_first"] = times[0]
     out["move_later_median"] = statistics.median(times[1:]) if len(times) > 1 else None
@@ -65,8 +59,9 @@ def main(argv=None) -> None:
     p.add_argument("game", choices=list(GAMES))
     p.add_argument("--moves", type=int, default=8)
     p.add_argument("--options", type=json.loads, default={}, help="the new game's options, JSON")
+    p.add_argument("--warm-up", action="store_true", help="the server's warm-up of the page first (its default options)")
     args = p.parse_args(argv)
-    result = measure(args.game, args.moves, args.options)
+    result = measure(args.game, args.moves, args.options, warm=args.warm_up)
     print(json.dumps({"game": args.game, "options": args.options,
                       **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()}}))
 

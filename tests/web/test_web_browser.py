@@ -20,6 +20,8 @@ import os
 import pathlib
 import random
 import re
+import signal
+import time
 import urllib.request
 
 import pytest
@@ -49,7 +51,8 @@ def _need_browser():
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     _need_browser()
-    proc, url, _ = start_server(tmp_path_factory.mktemp("web") / "server.log")
+    # no warm-up: its compiles of the shipped agents would share the two cores with the games
+    proc, url, _ = start_server(tmp_path_factory.mktemp("web") / "server.log", "--no-warm-up")
     yield url
     stop_server(proc)
 
@@ -96,17 +99,31 @@ def text(page, selector: str) -> str:
     return page.locator(selector).text_content()
 
 
-def test_startup_under_the_bar(tmp_path):
-    """The command to the first page answered (HTTP 200 on /): no JAX program compiles at
-    start, the game modules load on their first request."""
+def test_startup_under_the_bar_while_the_warm_up_compiles(tmp_path):
+    """The command to the first page answered (HTTP 200 on /) within the bar; the warm-up
+    then compiles the pages' programs in the background, in its order, while pages are served;
+    a Ctrl-C in the middle of it stops the server with exit status 130 and one line (not a
+    traceback, not a crash of Python's shutdown under XLA's threads)."""
     _need_browser()   # the same machines as the browser tests; the server itself needs none
-    proc, url, seconds = start_server(tmp_path / "server.log")
+    log = tmp_path / "server.log"
+    proc, url, seconds = start_server(log)
     try:
-        with urllib.request.urlopen(url + "/hex") as r:
-            assert r.status == 200 and b"Hex" in r.read()
-    finally:
+        assert seconds <= STARTUP_BAR_S, f"the server took {seconds:.1f} s to answer its first page"
+        deadline = time.perf_counter() + 300
+        while "jaxgames web: 2048 ready" not in log.read_text() and time.perf_counter() < deadline:
+            with urllib.request.urlopen(url + "/hex") as r:      # pages answer meanwhile
+                assert r.status == 200 and b"Hex" in r.read()
+            time.sleep(0.5)
+        text = log.read_text()
+        assert "skipped" not in text, text
+        assert 0 <= text.index("jaxgames web: ten_half ready") < text.index("jaxgames web: 2048 ready"), text
+    except BaseException:
         stop_server(proc)
-    assert seconds <= STARTUP_BAR_S, f"the server took {seconds:.1f} s to answer its first page"
+        raise
+    proc.send_signal(signal.SIGINT)   # during the hold'em, Hex or Hearts warm-up
+    assert proc.wait(timeout=60) == 130, log.read_text()
+    text = log.read_text()
+    assert text.rstrip().endswith("jaxgames web: stopped (Ctrl-C)") and "Traceback" not in text, text
 
 
 def test_index_links_the_five_pages(page):

@@ -10,6 +10,7 @@ def test_default_bind_is_this_machine_only():
     assert args.host == "127.0.0.1"
     assert args.port == cli.DEFAULT_PORT
     assert args.runs == {}
+    assert args.warm_up is True and cli.parse_args(["--no-warm-up"]).warm_up is False
 
 
 def test_host_port_and_runs():
