@@ -13,8 +13,8 @@ import statistics
 import time
 import warnings
 
-from jaxgames.web.server import GAMES, make_app
 from jaxgames.web.agents import Agents
+from jaxgames.web.server import GAMES, make_app
 from jaxgames.web.warm import first_legal, warm_game
 
 
@@ -43,9 +43,10 @@ def measure(game: str, moves: int, options: dict, *, warm: bool = False) -> dict
     out["think_later"], _ = timed("GET", f"/api/{game}/{gid}/think")
     times = []
     for _ in range(moves):
-        if view.get("over") and game in ("hearts", "2048", "hex"):
+        move = first_legal(game, view)
+        if move is None:
             break
-        t, view = timed("POST", f"/api/{game}/{gid}/move", first_legal(game, view))
+        t, view = timed("POST", f"/api/{game}/{gid}/move", move)
         times.append(t)
     out["move_first"] = times[0]
     out["move_later_median"] = statistics.median(times[1:]) if len(times) > 1 else None

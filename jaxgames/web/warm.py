@@ -18,8 +18,11 @@ ORDER = ("ten_half", "2048", "holdem", "hex", "hearts")
 MOVES = 6
 
 
-def first_legal(game: str, view: dict) -> dict:
-    """A legal move of ``view`` (the first listed), or the next deal once a hand is over."""
+def first_legal(game: str, view: dict) -> dict | None:
+    """A legal move of ``view`` (the first listed), the next deal once a hand is over, or None
+    when the game is over (Hex, Hearts, 2048: no next deal)."""
+    if view.get("over") and game in ("hearts", "2048", "hex"):
+        return None
     if game == "holdem":
         return {"deal": True} if view["hand"]["over"] else {"action": view["hand"]["legal"][0]["action"]}
     if game == "ten_half":
@@ -39,16 +42,19 @@ def warm_game(game: str, agents, *, moves: int = MOVES) -> None:
     g.think()
     view = g.view()
     for _ in range(moves):
-        if view.get("over") and game in ("hearts", "2048", "hex"):
+        move = first_legal(game, view)
+        if move is None:
             return
-        g.move(first_legal(game, view))
+        g.move(move)
         view = g.view()
 
 
 def warm_up(agents, *, games=ORDER, ready: Callable[[], bool] = lambda: True,
-            log: TextIO = sys.stdout) -> None:
-    """Wait until ``ready()`` (the server answers), then warm each of ``games``, saying so; a
-    game whose warm-up fails is skipped with one line (its first real game says why)."""
+            log: TextIO | None = None) -> None:
+    """Wait until ``ready()`` (the server answers), then warm each of ``games``, saying so on
+    ``log`` (default standard output); a game whose warm-up fails is skipped with one line
+    (its first real game says why)."""
+    log = log or sys.stdout
     while not ready():
         time.sleep(0.05)
     for game in games:
