@@ -283,3 +283,13 @@ def test_hearts_game_to_a_target_score_logs_each_hand(c):
     (first,) = view["hands"]
     assert first["hand"] == 1 and sum(first["points"]) in (26, 78)   # 78: a moon shot, 26 to each other seat
     assert first["scores"] == view["scores"] == first["points"]
+
+
+def test_hearts_one_hand_game_logs_its_only_hand(c):
+    # the options of the two-of-clubs test above (the same programs): one hand, then the end
+    gid, view = new(c, "hearts", opponent="random", seed=5, seat=2, variant="standard", moon=True)
+    while not view["over"]:
+        view = c.post(f"/api/hearts/{gid}/move", json={"card": view["legal"][0]["id"]}).json()
+    (only,) = view["hands"]
+    assert only["hand"] == 1 and sum(only["points"]) in (26, 78)
+    assert only["scores"] == view["scores"] == only["points"]
