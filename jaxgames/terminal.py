@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -94,7 +94,7 @@ def check_agent_flags(parser: Any, args: Any, game: str, *, flag: str = "opponen
                      f"e.g. --run runs/{game}/quick-seed0")
 
 
-def check_opponent_settings(opponent: str, run: Any, pretrained: Any, choices: Iterable[str]) -> None:
+def check_opponent_settings(opponent: str, run: Any, pretrained: Any, choices: Sequence[str]) -> None:
     """The checks a play session's settings get (``check_agent_flags``'s for a caller that is
     not a command line): ``opponent`` one of ``choices``, a run folder only for "agent", a shipped
     agent's name only for "pretrained"; ValueError."""

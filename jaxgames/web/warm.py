@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Callable, TextIO
 
+from jaxgames.web.server import game_class
+
 #: the order the games are warmed in: the short compiles first, then the long ones
 ORDER = ("ten_half", "2048", "holdem", "hex", "hearts")
 #: moves of the warm-up game: Hearts' three passes and its first card, hold'em's next hand
@@ -37,7 +39,6 @@ def first_legal(game: str, view: dict) -> dict | None:
 def warm_game(game: str, agents, *, moves: int = MOVES) -> None:
     """One game of ``game`` with its default options: a "think", then ``moves`` legal moves
     (fewer if the game ends)."""
-    from jaxgames.web.server import game_class
     g = game_class(game)({}, agents)
     g.think()
     view = g.view()
