@@ -89,6 +89,10 @@ class Config(RunConfig):
     final_eval_games: int = 200
     """Games against UCT at the end, half as Black: the summary's win rate (0: the last
     round's evaluation)."""
+    pool_size: int = 0
+    """Models the pool keeps, the oldest overwritten first (0: every model of the run). Set, with
+    a step size that does not decay over the run's own rounds (no lr_decay, or lr_decay_rounds),
+    it lets --resume raise --rounds: the longer run then trains on and ends as the unbroken one."""
     elo_games: int = 4
     """Games of the newest model against each pool model it meets after every round (0 = none)."""
     elo_opponents: int = 0
@@ -97,6 +101,13 @@ class Config(RunConfig):
     """Final games against UCT saved as SGF (0 = none)."""
     learner: Annotated[AZConfig, tyro.conf.OmitArgPrefixes] = AZConfig(sample_moves=8)
     """The learner's hyper-parameters (train/algos/alphazero.py), flags without a prefix."""
+
+    @property
+    def EXTENDABLE_FIELDS(self) -> frozenset[str]:   # noqa: N802 (RunConfig's name for it)
+        """``rounds`` when nothing computed so far depends on it: the pool's size is set and the
+        step size's cosine (if any) spans a set number of rounds."""
+        fixed = self.pool_size > 0 and (not self.lr_decay or self.lr_decay_rounds > 0)
+        return frozenset({"rounds"}) if fixed else frozenset()
 
     def validate(self) -> None:
         super().validate()
@@ -115,7 +126,7 @@ class Config(RunConfig):
         for name in ("rounds", "updates_per_round", "simulations", "uct_simulations", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("elo_opponents", "eval_simulations", "lr_decay_rounds"):   # 0: the default's meaning
+        for name in ("elo_opponents", "eval_simulations", "lr_decay_rounds", "pool_size"):   # 0: the default's meaning
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("elo_games", "sgf_games", "final_eval_games"):
@@ -154,6 +165,15 @@ PRESETS = {
                     learner=AZConfig(games_per_update=128, sgd_steps=256, buffer_size=50_000,
                                      sample_moves=8, average_decay=0.999, anchor_fraction=0.25,
                                      anchor_simulations=200)),
+    # 9x9: the quick preset's recipe (from scratch, Gumbel, the moving average) run longer, the
+    # round evaluation and the anchor on a UCT ladder that climbs to the issue-65 bar's UCT-5,000;
+    # the cosine spans 30 rounds whatever --rounds says and the pool holds 64 models, so
+    # --resume --rounds N goes on past 30 at the final step size and ends as the unbroken run.
+    "9x9": Config(board_size=9, phase1="none", search="gumbel", simulations=64, updates_per_round=16, rounds=30,
+                  eval_simulations=200, eval_symmetry=True, eval_games=20, elo_opponents=4, lr_decay=True,
+                  lr_decay_rounds=30, pool_size=64, uct_ladder=(200, 1000, 2000, 5000),
+                  learner=AZConfig(games_per_update=128, sgd_steps=256, buffer_size=80_000, sample_moves=8,
+                                   average_decay=0.999, anchor_fraction=0.25)),
     # the source's board, phase 1 and ten rounds, the agent searching with 200 simulations
     # (its network averaged over the half turn) against UCT with 1,000; phase-1 value targets
     # from the labelling UCT search and plain UCT-1,000 as the opponent of a quarter of the

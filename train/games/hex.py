@@ -57,6 +57,11 @@ def num_models(config) -> int:
     return num_rounds(config) + (1 - phase1_rounds(config))
 
 
+def pool_capacity(config) -> int:
+    """Models the pool keeps: ``pool_size``, or every model of the run (0)."""
+    return config.pool_size or num_models(config)
+
+
 def decay_rounds(config) -> int:
     """Rounds the step size's cosine spans: phase 1's and ``lr_decay_rounds`` self-play rounds
     (0: the run's own, so the cosine ends with the run)."""
@@ -91,7 +96,7 @@ def current_rung(carry) -> int:
 def memory(config) -> tuple[dict[str, int], dict[str, int]]:
     """``(held, passing)`` bytes for :func:`train.common.config.check_memory`, from the
     sizes of the network (:func:`param_count`) and of a game's state: all along the
-    network with its average and optimizer state, the league (a pool of ``num_models``
+    network with its average and optimizer state, the league (a pool of ``pool_capacity``
     models, one per round, and its results table, quadratic in them) and the replay
     buffer; for a while the largest of an update's games and searches (an mctx tree node
     holds six [A] rows and a state, a plain-UCT node a state and three [A] rows), an SGD
@@ -103,7 +108,7 @@ def memory(config) -> tuple[dict[str, int], dict[str, int]]:
     position = obs + 5 * actions + 4          # obs, policy float32 [A], legal [A], value
     node = 24 * actions + 20 + state          # an mctx tree node
     uct_node = 12 * actions + state           # a plain-UCT tree node
-    models = num_models(config)
+    models = pool_capacity(config)
     agent_tree = (eval_simulations(config) + 1) * node
     uct_simulations = max(config.uct_ladder or (config.uct_simulations,))   # the ladder's top rung
     uct_tree = (uct_simulations + 1) * uct_node
@@ -174,7 +179,7 @@ def build(config):
 
     n = config.board_size
     learner = az.make(config.learner, env, (net.init, net.apply), self_play_search, max_moves=n * n,
-                      pool_capacity=num_models(config), num_fixed=1,
+                      pool_capacity=pool_capacity(config), num_fixed=1,
                       phase1_updates=phase1_rounds(config) * config.updates_per_round,
                       decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
                       symmetry=az.reverse_cells(n * n) if config.augment else None,
