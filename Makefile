@@ -50,6 +50,7 @@ bench: $(VENV)/.installed-dev
 	$(PY) -m bench.hex_uct --size 7 --batch 8 --simulations 100 --peer-games 1
 	$(PY) -m bench.hex_network --batches 1,32 --repeats 2 --calls 5
 	$(PY) -m bench.hex_selfplay --size 5 --batch 16 --simulations 8 --no-pipeline
+	$(PY) -m bench.hex_equal_time --agent az-7x7 --reference 200 --games 2
 	$(PY) -m bench.arena --size 5 --games 4 --simulations 8 --uct-simulations 16 --repeats 1
 	$(PY) -m bench.distributed --game ten_half --no-kill
 	$(PY) -m bench.hand_eval --log2-batch 16 --repeats 3 --peer-hands 10000
