@@ -49,6 +49,11 @@ class Config(RunConfig):
     """Residual blocks of the resnet (0: the stem and the heads alone)."""
     resnet_channels: int = RESNET_CHANNELS
     """Filters of every 3x3 convolution of the resnet."""
+    init_from: str = ""
+    """Start the network from a trained one: a shipped agent's name (az-11x11) or a run folder
+    (runs/hex/<run>, its best/ model). The board and the network must be the run's; the
+    optimizer, the buffer and the pool start empty, the pool with this network in it when
+    there is no phase 1. Empty: random weights (the source)."""
     phase1: str = "uct"
     """Phase 1, one round: uct (random games labelled by plain UCT, the source) or none."""
     rounds: int = 10
@@ -119,6 +124,8 @@ class Config(RunConfig):
         if self.network == "source" and (self.resnet_blocks, self.resnet_channels) != (RESNET_BLOCKS, RESNET_CHANNELS):
             raise ValueError("resnet_blocks and resnet_channels size the resnet: give --network resnet "
                              "with them (the source's network has fixed sizes)")
+        if self.init_from:
+            lib.check_init_from(self)
         if self.phase1 not in ("uct", "none"):
             raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
         if self.search not in KINDS:

@@ -167,10 +167,42 @@ def _game_sizes(board_size: int) -> tuple[int, int, int]:
     return env.num_actions, nbytes(state), nbytes(obs)
 
 
+def initial_agent(config):
+    """The trained agent ``init_from`` names: a shipped agent, else a run folder (its best/)."""
+    from jaxgames import pretrained   # orbax and the package data: only a warm start needs them
+    from jaxgames.hex.agent import load_agent
+
+    if config.init_from in pretrained.names(GAME):
+        return pretrained.load(GAME, config.init_from)
+    return load_agent(config.init_from)
+
+
+def check_init_from(config) -> None:
+    """ValueError in one line unless ``init_from`` reads as a network of this run's board and
+    kind (names the shipped agents when it is neither one of them nor a run folder)."""
+    from jaxgames import pretrained
+    try:
+        agent = initial_agent(config)
+    except ValueError as e:
+        shipped = ", ".join(pretrained.names(GAME))
+        raise ValueError(f"init_from {config.init_from!r}: {e} (a shipped agent: {shipped}; or a run folder)") from None
+    ours = (config.board_size, config.network, hex_network.size_options(
+        config.network, resnet_blocks=config.resnet_blocks, resnet_channels=config.resnet_channels))
+    theirs = (agent.board_size, agent.network_kind, dict(agent.sizes))
+    if ours != theirs:
+        raise ValueError(f"init_from {config.init_from!r} is a {theirs[0]}x{theirs[0]} {theirs[1]} network "
+                         f"{theirs[2] or ''}, this run trains a {ours[0]}x{ours[0]} {ours[1]} {ours[2] or ''}: "
+                         f"give the run its --board-size and --network".replace("  ", " "))
+
+
 def build(config):
     """``(env, network, learner, agent_policy, uct_policy)`` for ``config``."""
     env = jaxgames.make("hex", board_size=config.board_size)
     net = network(config)
+    init_fn = net.init
+    if config.init_from:   # a warm start: every run's key gets the same trained network
+        start = jax.tree_util.tree_map(np.asarray, initial_agent(config).params)
+        init_fn = lambda key: jax.tree_util.tree_map(jnp.asarray, start)  # noqa: E731
 
     def self_play_search(apply_fn):
         return functools.partial(
@@ -178,7 +210,7 @@ def build(config):
             dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha)
 
     n = config.board_size
-    learner = az.make(config.learner, env, (net.init, net.apply), self_play_search, max_moves=n * n,
+    learner = az.make(config.learner, env, (init_fn, net.apply), self_play_search, max_moves=n * n,
                       pool_capacity=pool_capacity(config), num_fixed=1,
                       phase1_updates=phase1_rounds(config) * config.updates_per_round,
                       decay_updates=decay_rounds(config) * config.updates_per_round if config.lr_decay else 0,
