@@ -243,5 +243,5 @@ def test_budgets_under_the_bounds_are_accepted():
     from train.common.config import MEMORY_CAP, memory_estimate, parse
     _, c = parse(PRESETS, ["--preset", "full", "--rounds", "2000"])   # 2001 models of 11x11: ~2 GiB
     assert memory_estimate(*hex_train.lib.memory(c))[0] < MEMORY_CAP
-    for preset in PRESETS.values():
-        assert memory_estimate(*hex_train.lib.memory(preset))[0] < MEMORY_CAP / 8
+    for preset in PRESETS.values():   # the largest, 9x9's: 200 final games against UCT-5,000, 1.6 GiB
+        assert memory_estimate(*hex_train.lib.memory(preset))[0] < MEMORY_CAP / 4
