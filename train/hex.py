@@ -26,7 +26,6 @@ from jaxgames.search.mcts import KINDS
 from train.algos.alphazero import AZConfig
 from train.common import (RunConfig, check_divisible, exit_on_user_error, run_main,
                           one_cpu_device_per_core, parse)
-from train.common.config import check_int32, check_memory
 from train.games import hex as lib
 
 GAME = lib.GAME
@@ -109,10 +108,7 @@ class Config(RunConfig):
 
     @property
     def EXTENDABLE_FIELDS(self) -> frozenset[str]:   # noqa: N802 (RunConfig's name for it)
-        """``rounds`` when nothing computed so far depends on it: the pool's size is set and the
-        step size's cosine (if any) spans a set number of rounds."""
-        fixed = self.pool_size > 0 and (not self.lr_decay or self.lr_decay_rounds > 0)
-        return frozenset({"rounds"}) if fixed else frozenset()
+        return lib.extendable_fields(self)
 
     def validate(self) -> None:
         super().validate()
@@ -124,8 +120,6 @@ class Config(RunConfig):
         if self.network == "source" and (self.resnet_blocks, self.resnet_channels) != (RESNET_BLOCKS, RESNET_CHANNELS):
             raise ValueError("resnet_blocks and resnet_channels size the resnet: give --network resnet "
                              "with them (the source's network has fixed sizes)")
-        if self.init_from:
-            lib.check_init_from(self)
         if self.phase1 not in ("uct", "none"):
             raise ValueError(f"phase1 must be uct or none, got {self.phase1!r}")
         if self.search not in KINDS:
@@ -141,22 +135,11 @@ class Config(RunConfig):
                 raise ValueError(f"{name} must be an even number >= 0, got {getattr(self, name)}")
         if self.eval_games % 2:
             raise ValueError(f"eval_games must be even (half as Black), got {self.eval_games}")
-        ladder = self.uct_ladder
-        if any(s < 1 for s in ladder) or any(b <= a for a, b in zip(ladder, ladder[1:])):
-            raise ValueError(f"uct_ladder must be ascending simulation counts >= 1, got {' '.join(map(str, ladder))}")
-        if not 0.0 < self.ladder_threshold < 1.0:
-            raise ValueError(f"ladder_threshold must be in (0, 1), got {self.ladder_threshold}")
         if not 0.0 <= self.dirichlet_fraction <= 1.0 or self.dirichlet_alpha <= 0:
             raise ValueError("dirichlet_fraction must be in [0, 1] and dirichlet_alpha > 0")
         self.learner.validate()
         check_divisible(self.learner.games_per_update // 2)
-        updates = lib.num_rounds(self) * self.updates_per_round
-        check_int32("the updates ((phase 1 +) rounds x updates_per_round)", updates,
-                    "the learner counts its updates in an int32")
-        check_int32("the games ((phase 1 +) rounds x updates_per_round x games_per_update)",
-                    updates * self.learner.games_per_update, "the learner counts its games in an int32")
-        check_memory(*lib.memory(self))
-
+        lib.check_run(self)
 
 # What each preset reaches, with the runs behind these choices: docs/hex_training.md and
 # docs/lab/hex.md.

@@ -30,6 +30,7 @@ from jaxgames.search.uct import uct_policy
 from train.algos import alphazero as az
 from train.algos import league as league_lib
 from train.common import Display, init_distributed, to_host
+from train.common.config import check_int32, check_memory
 from train.common.plots import line_plot, plt, save
 from train.common.rundir import markdown_table
 from train.common.skeleton import Chunk, End, Final, Keys, Pipeline, Round, league_hook, run_pipeline
@@ -165,6 +166,31 @@ def _game_sizes(board_size: int) -> tuple[int, int, int]:
     nbytes = lambda tree: sum(math.prod(x.shape) * x.dtype.itemsize  # noqa: E731
                               for x in jax.tree_util.tree_leaves(tree))
     return env.num_actions, nbytes(state), nbytes(obs)
+
+
+def extendable_fields(config) -> frozenset[str]:
+    """``rounds`` when nothing computed so far depends on it: the pool's size is set and the
+    step size's cosine (if any) spans a set number of rounds (``--resume`` may then raise it)."""
+    fixed = config.pool_size > 0 and (not config.lr_decay or config.lr_decay_rounds > 0)
+    return frozenset({"rounds"}) if fixed else frozenset()
+
+
+def check_run(config) -> None:
+    """The config's checks beyond single fields (ValueError in one line): the ladder, the
+    starting network, the int32 counters and the memory bound."""
+    ladder = config.uct_ladder
+    if any(s < 1 for s in ladder) or any(b <= a for a, b in zip(ladder, ladder[1:])):
+        raise ValueError(f"uct_ladder must be ascending simulation counts >= 1, got {' '.join(map(str, ladder))}")
+    if not 0.0 < config.ladder_threshold < 1.0:
+        raise ValueError(f"ladder_threshold must be in (0, 1), got {config.ladder_threshold}")
+    if config.init_from:
+        check_init_from(config)
+    updates = num_rounds(config) * config.updates_per_round
+    check_int32("the updates ((phase 1 +) rounds x updates_per_round)", updates,
+                "the learner counts its updates in an int32")
+    check_int32("the games ((phase 1 +) rounds x updates_per_round x games_per_update)",
+                updates * config.learner.games_per_update, "the learner counts its games in an int32")
+    check_memory(*memory(config))
 
 
 def initial_agent(config):
