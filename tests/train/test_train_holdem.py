@@ -5,6 +5,7 @@ on a hand-made hand, the agent's honesty, CLI errors."""
 import dataclasses
 import json
 import shutil
+import types
 
 import jax
 import jax.numpy as jnp
@@ -13,11 +14,12 @@ import pytest
 
 import jaxgames
 from jaxgames import arena
-from jaxgames.holdem import betting, cards
+from jaxgames.holdem import betting, bots as bots_lib, cards
 from one_line import assert_refused_in_one_line
 from train import holdem as holdem_train
 from train.algos import league as league_lib
 from train.common.rundir import RunDir, RunDirError
+from train.common.skeleton import Chunk, Keys
 from train.games import holdem as lib
 from train.holdem import PRESETS, Config
 
@@ -51,7 +53,9 @@ def test_run_writes_everything_and_resumes_exactly(tiny_holdem_run, tmp_path):
     assert "Local best response" in report and "against the equity bot" in report and "all-in adjusted" in report
     assert "the plain clipped PPO loss" in report   # the presets' loss (docs/lab/holdem.md)
     assert "## The first decision of a hand" in report and "| opens in the small blind |" in report
-    assert "lbr_mbb" not in rows[0] and {"lbr_mbb", "lbr_mbb_ci95"} <= set(rows[1])   # every 2nd round
+    curve = {"lbr_mbb", "lbr_mbb_ci95", "lbr_mbb_allin_adjusted", "lbr_mbb_allin_adjusted_ci95"}
+    assert not curve & set(rows[0]) and curve <= set(rows[1])   # every 2nd round
+    assert "| LBR, adjusted (4 hands) |" in report
     for png in ("mbb.png", "elo.png", "losses.png", "lbr.png"):
         assert (run / "plots" / png).stat().st_size > 5_000
     # killed after round 1, with the pool holding round 1's model: the resumed run ends as one
@@ -240,3 +244,37 @@ def test_a_run_folder_from_an_older_version_is_refused_in_one_line(tmp_path):
         assert json.loads(saved.read_text()) == old
     saved.write_text(json.dumps(today))
     RunDir(tmp_path, "holdem", resumed, resume=True).close()
+
+
+def test_the_lbr_curve_plays_the_same_deals_every_round_and_records_the_adjusted_figure(monkeypatch):
+    """Each round's LBR uses one key (common random numbers: the curve's changes are the
+    models'), while the matches against the baselines draw new deals each round; the row has
+    the all-in adjusted figure beside the one as played."""
+    lbr_keys, match_keys = [], []
+
+    def fake_lbr(env, agent, params, key, *, hands):
+        lbr_keys.append(np.asarray(jax.random.key_data(key)).tolist())
+        return {"mean": 9.0, "ci95": 2.0, "allin": {"mean": 7.0, "ci95": 1.0}}
+
+    def fake_evaluate(env, agent, params, key, *, num_deals):
+        match_keys.append(np.asarray(jax.random.key_data(key)).tolist())
+        pair = np.ones(2)
+        return {name: bots_lib.HeadToHead(mean=1.0, ci95=0.5, seat_mean=pair, seat_ci95=pair, deal_returns=pair,
+                                          num_deals=2, num_hands=4) for name in lib.BASELINES}
+
+    monkeypatch.setattr(lib, "local_best_response", fake_lbr)
+    monkeypatch.setattr(lib, "evaluate", fake_evaluate)
+    config = _config(updates_per_round=2, lbr_every=1)
+    learner = types.SimpleNamespace(params=lambda carry: {"w": np.zeros(2, np.float32)})
+    ones = np.ones(2, np.float32)
+    metrics = {k: ones for k in ("games_finished", "episode_return", "policy_loss", "value_loss", "entropy",
+                                 "approx_kl", "clip_fraction")}
+    carry = types.SimpleNamespace(episodes=np.int32(4), decisions=np.int32(8))
+    rows = [lib.evaluate_round(config, None, learner, None, Chunk(step=step, carry=carry, metrics=metrics,
+                                                                   seconds=1.0, keys=Keys.of(0), last_row=None)).row
+            for step in (2, 4, 6)]
+    assert len(lbr_keys) == 3 and lbr_keys[0] == lbr_keys[1] == lbr_keys[2]
+    assert len({str(k) for k in match_keys}) == 3
+    assert [r["round"] for r in rows] == [1, 2, 3]
+    assert all(r["lbr_mbb_allin_adjusted"] == 7.0 and r["lbr_mbb_allin_adjusted_ci95"] == 1.0
+               and r["lbr_mbb"] == 9.0 for r in rows)

@@ -77,10 +77,6 @@ class Keys:
         which fold in their table row)."""
         return jax.random.fold_in(self.eval, step)
 
-    def round_lbr(self, step: int) -> jax.Array:
-        """Local best response of the round that ends at ``step``."""
-        return jax.random.fold_in(self.round(step), 1)
-
     def end(self, i: int) -> jax.Array:
         """The ``i``-th key of the end of the run (1 .. 2**31 - 1): one per evaluation of the
         final model (2048 takes one per search depth); the names below are some of them."""
@@ -94,6 +90,8 @@ class Keys:
     lbr = _EndKey(3, "The final local best response (the reference bots' too, over the same deals).")
     profile = _EndKey(4, "The final model's play profile.")
     baselines = _EndKey(100, "The baselines measured at the end of the run.")
+    lbr_curve = _EndKey(200, "Local best response every few rounds: the same deals each time, so the "
+                             "curve's changes are the models', not the deals'.")
     # Hearts' published runs: fold_in(eval, 2**30) and 2**30 + 1
     experts = _EndKey(2**30, "The final evaluation against the fixed experts (Hearts': PIE, the rule bot, "
                              "random, perfect information).")

@@ -250,9 +250,10 @@ def evaluate(env, agent: Player, params, key, *, num_deals: int) -> dict[str, bo
     return bots_lib.against_baselines(env, agent, params, key, names=BASELINES, num_deals=num_deals)
 
 
-#: LBR's winnings against the equity and the random bot, mbb/hand (bench.holdem_bots,
-#: docs/holdem_eval.md): the plots' reference lines
-LBR_EQUITY_BOT, LBR_RANDOM_BOT = 14_102, 11_190
+#: LBR's all-in adjusted winnings against the equity and the random bot, mbb/hand, over 16,384
+#: hands (the full preset's seed 1 at 160 rounds, docs/holdem_training.md): the LBR curve's
+#: reference lines
+LBR_EQUITY_BOT, LBR_RANDOM_BOT = 11_128, 11_591
 #: the bots LBR also plays at the end, over the agent's hands and deals: the issue's yardsticks,
 #: measured in the same run
 LBR_REFERENCE_BOTS = ("equity", "random")
@@ -368,8 +369,10 @@ def evaluate_round(config, env, learner, agent, c: Chunk) -> Round:
                                                  "clip_fraction")},
            **mbb_row(results), "seconds": c.seconds}
     if config.lbr_every and row["round"] % config.lbr_every == 0:
-        lbr = local_best_response(env, agent, params, c.keys.round_lbr(c.step), hands=config.round_lbr_hands)
-        row.update(lbr_mbb=lbr["mean"], lbr_mbb_ci95=lbr["ci95"])
+        # the same deals every time (common random numbers): the curve's changes are the models'
+        lbr = local_best_response(env, agent, params, c.keys.lbr_curve, hands=config.round_lbr_hands)
+        row.update(lbr_mbb=lbr["mean"], lbr_mbb_ci95=lbr["ci95"], lbr_mbb_allin_adjusted=lbr["allin"]["mean"],
+                   lbr_mbb_allin_adjusted_ci95=lbr["allin"]["ci95"])
     shown = {"hands/s": row["hands_per_second"], "vs_random": row["mbb_vs_random"],
              "vs_call": row["mbb_vs_call"], "vs_equity": row["mbb_vs_equity"],
              "score": min(row["mbb_vs_call"], row["mbb_vs_random"], row["mbb_vs_allin"])}
@@ -420,8 +423,8 @@ def final_evaluation(config, env, learner, agent, end: End) -> Final:
 
 def write_plots(rundir, rows, ratings, anchors: Sequence[str]) -> None:
     """``mbb.png`` (each round's model against each baseline, 95% bars), ``elo.png`` (the
-    pool's models, the first anchor at 0), ``lbr.png`` (LBR's winnings against the rounds' models,
-    where measured) and ``losses.png``, over rounds."""
+    pool's models, the first anchor at 0), ``lbr.png`` (LBR against the rounds' models where
+    measured, under their margins: :func:`plot_lbr_curve`) and ``losses.png``, over rounds."""
     rounds = [r["round"] for r in rows]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for name in BASELINES:
@@ -439,18 +442,35 @@ def write_plots(rundir, rows, ratings, anchors: Sequence[str]) -> None:
               title=f"Elo of each round's model ({anchors[0]} bot = 0)", xlabel="round (generation)", ylabel="Elo")
     measured = [r for r in rows if "lbr_mbb" in r]
     if measured:
-        fig, ax = plt.subplots(figsize=(7, 4.2))
-        ax.errorbar([r["round"] for r in measured], [r["lbr_mbb"] for r in measured],
-                    yerr=[r["lbr_mbb_ci95"] for r in measured], marker="o", capsize=3,
-                    label="LBR's winnings against the agent (95% interval)")
-        for name, value in (("equity bot", LBR_EQUITY_BOT), ("random bot", LBR_RANDOM_BOT)):
-            ax.axhline(value, linestyle="--", linewidth=1, label=f"LBR against the {name} (docs/holdem_eval.md)")
-        ax.set(title="Hold'em: local best response against each round's model (lower is better)",
-               xlabel="round", ylabel="mbb/hand")
-        save(fig, ax, rundir.plots / "lbr.png", legend_fontsize=8)
+        plot_lbr_curve(rundir.plots / "lbr.png", rows, measured)
     line_plot(rundir.plots / "losses.png",
               {k: (rounds, [r[k] for r in rows]) for k in ("policy_loss", "value_loss", "entropy")},
               title="PPO losses (per round)", xlabel="round", ylabel="loss")
+
+
+def plot_lbr_curve(path, rows, measured) -> None:
+    """LBR's winnings against the rounds' models (all-in adjusted, 95% intervals; as played,
+    faint) under the same rounds' margins against the baselines, one x axis: what the agent
+    gives away beside what it takes."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 7), sharex=True)
+    rounds = [r["round"] for r in rows]
+    for name in BASELINES:
+        top.plot(rounds, [r[f"mbb_vs_{name}"] for r in rows], marker="o", markersize=2, label=f"vs {name}")
+    top.axhline(0.0, linestyle="--", color="k", linewidth=1)
+    top.set_yscale("symlog", linthresh=1000)
+    top.set(title="Hold'em: the agent's margins against the baselines", ylabel="mbb/hand")
+    top.grid(alpha=0.3)
+    top.legend(fontsize=7, ncol=3)
+    x = [r["round"] for r in measured]
+    bottom.errorbar(x, [r["lbr_mbb_allin_adjusted"] for r in measured],
+                    yerr=[r["lbr_mbb_allin_adjusted_ci95"] for r in measured], marker="o", capsize=3,
+                    label="LBR against the agent, all-in adjusted (95% interval)")
+    bottom.plot(x, [r["lbr_mbb"] for r in measured], marker=".", alpha=0.4, label="as played")
+    for name, value in (("equity bot", LBR_EQUITY_BOT), ("random bot", LBR_RANDOM_BOT)):
+        bottom.axhline(value, linestyle="--", linewidth=1, label=f"LBR against the {name}, adjusted")
+    bottom.set(title="Local best response against the rounds' models, the same deals (lower is better)",
+               xlabel="round", ylabel="mbb/hand")
+    save(fig, bottom, path, legend_fontsize=7)
 
 
 def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
@@ -458,7 +478,9 @@ def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
     loss = ("the Trinal-Clip loss (δ1 = %g, ε = %g; value target clipped to the chips each side put in)"
             % (lc.delta1, lc.clip_eps) if lc.loss == "trinal" else "the plain clipped PPO loss (ε = %g)" % lc.clip_eps)
     table = [[r["round"], r["hands"]] + [f"{r[f'mbb_vs_{b}']:+,.0f} ± {r[f'mbb_vs_{b}_ci95']:,.0f}" for b in BASELINES]
-             + ["" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}"] for r in rows]
+             + ["" if ratings.get(r["generation"]) is None else f"{ratings[r['generation']]:+.0f}"]
+             + ([f"{r['lbr_mbb_allin_adjusted']:+,.0f} ± {r['lbr_mbb_allin_adjusted_ci95']:,.0f}"
+                 if "lbr_mbb_allin_adjusted" in r else ""] if config.lbr_every else []) for r in rows]
     final_table = [[name, f"{r.mean:+,.0f} ± {r.ci95:,.0f}", f"{r.seat_mean[0]:+,.0f}", f"{r.seat_mean[1]:+,.0f}",
                     r.num_hands] for name, r in final.items()]
     text = (
@@ -494,7 +516,9 @@ def report(config, anchors, summary, rows, ratings, final, lbr, profile) -> str:
              "(preflop equity against a random hand): a sound player raises more and folds less with strong cards; "
              "one that ignores its cards shows the same numbers in both (`python -m jaxgames.holdem.profile`).\n\n"
              + profile_markdown(profile) + "\n")
-    text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"], table)
+    lbr_column = [f"LBR, adjusted ({config.round_lbr_hands:,} hands)"] if config.lbr_every else []
+    text += ("\n## Rounds\n\n" + markdown_table(["round", "hands"] + [f"vs {b}" for b in BASELINES] + ["Elo"]
+                                                 + lbr_column, table)
              + "\n![mbb/hand](plots/mbb.png)\n\n![Elo](plots/elo.png)\n\n"
              + ("![LBR](plots/lbr.png)\n\n" if any("lbr_mbb" in r for r in rows) else "")
              + "![losses](plots/losses.png)\n")

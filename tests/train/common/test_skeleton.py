@@ -214,7 +214,7 @@ def test_only_process_zero_writes_the_files_summary_and_report(whole, tmp_path, 
 
 def test_the_named_keys_are_distinct_and_the_seed_key_trains_where_asked():
     keys = Keys.of(3)
-    named = [keys.init, keys.train, keys.eval, keys.round(0), keys.round(2), keys.round_lbr(2), keys.final,
+    named = [keys.init, keys.train, keys.eval, keys.round(0), keys.round(2), keys.lbr_curve, keys.final,
              keys.sgf, keys.lbr, keys.profile, keys.baselines, keys.experts, keys.imperfect, keys.end(5)]
     data = {tuple(np.asarray(jax.random.key_data(k)).tolist()) for k in named}
     assert len(data) == len(named)
