@@ -466,8 +466,8 @@ def plot_lbr_curve(path, rows, measured) -> None:
                     yerr=[r["lbr_mbb_allin_adjusted_ci95"] for r in measured], marker="o", capsize=3,
                     label="LBR against the agent, all-in adjusted (95% interval)")
     bottom.plot(x, [r["lbr_mbb"] for r in measured], marker=".", alpha=0.4, label="as played")
-    for name, value in (("equity bot", LBR_EQUITY_BOT), ("random bot", LBR_RANDOM_BOT)):
-        bottom.axhline(value, linestyle="--", linewidth=1, label=f"LBR against the {name}, adjusted")
+    for (name, value), color in zip((("equity bot", LBR_EQUITY_BOT), ("random bot", LBR_RANDOM_BOT)), ("C2", "C3")):
+        bottom.axhline(value, linestyle="--", linewidth=1, color=color, label=f"LBR against the {name}, adjusted")
     bottom.set(title="Local best response against the rounds' models, the same deals (lower is better)",
                xlabel="round", ylabel="mbb/hand")
     save(fig, bottom, path, legend_fontsize=7)
